@@ -1,0 +1,89 @@
+# mrcemu — one entry point: all, test, check, demo, bench, clean, install.
+# Objects and binaries go under $(BUILD); `make check` rebuilds everything
+# under build/asan with AddressSanitizer and UndefinedBehaviorSanitizer.
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+SANITIZE ?=
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SANITIZE)
+LDFLAGS  += $(SANITIZE)
+
+# The libraries we use (ARCHITECTURE.md, Dependencies).  libev has no
+# pkg-config file.  When something is missing, scripts/install-deps puts it
+# there first, so a fresh Debian machine needs only `make test`.
+PKGS := libpcap inih cmocka
+DEPS_OK := $(shell pkg-config --exists $(PKGS) 2>/dev/null && test -f /usr/include/ev.h && \
+	command -v tshark >/dev/null && echo yes)
+ifneq ($(DEPS_OK),yes)
+  $(info mrcemu: installing missing dependencies with scripts/install-deps)
+  $(shell ./scripts/install-deps >&2)
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs libpcap inih 2>/dev/null) -lev -lm
+CMOCKA     := $(shell pkg-config --libs cmocka 2>/dev/null)
+CFLAGS     += $(PKG_CFLAGS)
+
+MAINS    := emulator/mrcemu.c nicd/main.c switchd/main.c
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard emulator/*.c nicd/*.c switchd/*.c pcap/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB      := $(BUILD)/libmrcemu.a
+
+BINS     := $(BUILD)/mrcemu $(if $(wildcard nicd/main.c),$(BUILD)/nicd) \
+            $(if $(wildcard switchd/main.c),$(BUILD)/switchd)
+TEST_SRCS := $(wildcard tests/test_*.c)
+TESTS     := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TEST_HELPERS := $(wildcard tests/lib/*.c)
+TEST_HELPER_OBJS := $(TEST_HELPERS:%.c=$(BUILD)/obj/%.o)
+TOOLS_SRCS := $(wildcard tests/tools/*.c)
+TOOLS     := $(TOOLS_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test check demo bench clean install
+all: $(BINS) $(TESTS) $(TOOLS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/mrcemu: $(BUILD)/obj/emulator/mrcemu.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+$(BUILD)/nicd: $(BUILD)/obj/nicd/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+$(BUILD)/switchd: $(BUILD)/obj/switchd/main.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPER_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) $(CMOCKA) -o $@
+$(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(TEST_HELPER_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+# The suite: every cmocka binary, then every tests/*.sh, from the top folder.
+test: all
+	@BUILD=$(BUILD) tests/run-tests
+
+check:
+	$(MAKE) BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		CFLAGS="-O1 -g" test
+
+demo: all
+	@scripts/demo $(BUILD)
+
+bench: all
+	@scripts/bench $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mrcemu
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 pcap/mrc.lua $(DESTDIR)$(PREFIX)/share/mrcemu/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+/* emulator/records.h — the CSV writer every record uses (INTERFACES.md,
+ * Records): one header row, then rows of typed cells.  Rows are built cell
+ * by cell and written whole, so a record never holds half a row. */
+#ifndef EMULATOR_RECORDS_H
+#define EMULATOR_RECORDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct csv {
+	FILE *f;
+	char path[4096];
+	int ncols;
+	int col;        /* cells written in the current row */
+	char *row;      /* the row being built */
+	size_t len, cap;
+	uint64_t rows;
+};
+
+/* Create OUTDIR/name with its header row (columns separated by ',').
+ * Returns NULL with errno set on failure. */
+struct csv *csv_open(const char *dir, const char *name, const char *header);
+void csv_u64(struct csv *c, uint64_t v);
+void csv_i64(struct csv *c, int64_t v);
+void csv_str(struct csv *c, const char *s); /* quoted when it needs it */
+void csv_bool(struct csv *c, bool v);       /* true / false */
+void csv_ipv4(struct csv *c, uint32_t ip);
+/* End the row; aborts if the row has the wrong number of cells (a bug). */
+void csv_end(struct csv *c);
+/* Flush and close; returns false if any write failed. */
+bool csv_close(struct csv *c);
+
+/* mkdir -p */
+bool records_mkdir(const char *dir);
+
+#endif

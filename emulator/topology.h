@@ -1,0 +1,86 @@
+/* emulator/topology.h — a topology file (INTERFACES.md): the emulation, its
+ * nodes (NICs, switches, external endpoints), links, addresses, MACs, the
+ * workload; and, from them, routes with ECMP sets.  Read with libinih.
+ *
+ * Errors are one line "FILE:LINE: ATTRIBUTE: reason (allowed: RANGE)"; the
+ * caller prints it and exits 2. */
+#ifndef EMULATOR_TOPOLOGY_H
+#define EMULATOR_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attrs.h"
+
+#define TOPO_NAME_MAX 32
+#define TOPO_MAX_PORTS 64
+#define TOPO_ERR_MAX 512
+
+enum node_kind { NODE_NIC, NODE_SWITCH, NODE_EXTERNAL };
+
+struct topo_port {
+	int link;      /* index into topology.links */
+	int peer;      /* node at the other end */
+	int peer_port; /* its port number there */
+};
+
+struct topo_node {
+	char name[TOPO_NAME_MAX];
+	enum node_kind kind;
+	int line;                /* where it was declared */
+	uint32_t ip;             /* NICs and externals */
+	uint8_t mac[6];          /* 02:00:00:00:00:(index+1) style, unique */
+	struct nic_attrs nic;    /* NICs: [nic] defaults + overrides, resolved */
+	struct switch_attrs sw;  /* switches: [switch] defaults + overrides */
+	struct topo_port ports[TOPO_MAX_PORTS];
+	int nports;
+};
+
+struct topo_link {
+	int a, b;           /* node indices */
+	int a_port, b_port; /* port numbers on each, in order of appearance */
+	int line;
+	struct link_attrs attrs;
+};
+
+struct topology {
+	char path[4096];    /* the file, as given */
+	char dir[4096];     /* its folder, for relative paths */
+	struct emulation_attrs emu;
+	struct topo_node *nodes;
+	int nnodes;
+	struct topo_link *links;
+	int nlinks;
+	char workload[4096]; /* resolved path, "" if none */
+
+	/* Routes, computed by topology_routes(): for switch s and destination
+	 * NIC d, the ECMP set of egress ports on every shortest path. */
+	uint16_t *route_ports; /* [nnodes][nnodes][TOPO_ECMP_MAX] */
+	uint8_t *route_count;  /* [nnodes][nnodes] */
+};
+
+#define TOPO_ECMP_MAX 16
+
+/* Read and check a topology file.  Returns NULL and fills err on error. */
+struct topology *topology_load(const char *path, char *err, size_t errlen);
+void topology_free(struct topology *t);
+
+int topology_find(const struct topology *t, const char *name);
+int topology_find_ip(const struct topology *t, uint32_t ip);
+
+/* The link rate a NIC's port runs at, both ways: min(link rate, DataRate)
+ * (PROTOCOL.md §12 rule 13). */
+uint64_t topology_port_rate(const struct topology *t, int node, int port);
+
+/* ECMP next-hop ports of switch `sw` towards node `dst`; count 0 = none. */
+int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports);
+
+/* A node's network namespace name for `mrcemu run`: "mrc-<emu>-<node>". */
+void topology_netns(const struct topology *t, int node, char *buf, size_t len);
+
+/* "10.0.0.1" <-> host-order address. */
+bool ipv4_parse(const char *s, uint32_t *ip);
+char *ipv4_format(uint32_t ip, char *buf, size_t len);
+
+#endif

@@ -49,6 +49,9 @@ struct vclock {
 
 uint64_t vclock_mono_ns(void);
 ps_t vclock_now(const struct vclock *c);
+/* Virtual time at the CLOCK_MONOTONIC instant mono_ns (0 before the epoch);
+ * vclock_now(c) is vclock_at(c, vclock_mono_ns()). */
+ps_t vclock_at(const struct vclock *c, uint64_t mono_ns);
 /* The CLOCK_MONOTONIC instant (ns) at which virtual time t is reached. */
 uint64_t vclock_wall_ns(const struct vclock *c, ps_t t);
 

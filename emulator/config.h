@@ -24,6 +24,8 @@ enum attr_type {
 	ATTR_IPV4,
 	ATTR_ENUM,   /* one of a list of names, stored as int */
 	ATTR_STRING,
+	ATTR_WINDOWS, /* link `down`: "300us-500us, 1ms-2ms" (struct link_window) */
+	ATTR_DROPS,   /* link `drop`: names nodes, so topology_parse_drops() */
 };
 
 struct attr_def {
@@ -55,10 +57,25 @@ void config_emulation_defaults(struct emulation_attrs *a);
 void config_nic_resolve(struct nic_attrs *a);
 void config_switch_resolve(struct switch_attrs *a, uint64_t port_rate);
 
+/* PROTOCOL.md §5: the window's unit (MSS + 60 bytes) and BDP = DataRate / 8
+ * x ConfigBaseRTT, in bytes. */
+uint32_t config_nic_unit(const struct nic_attrs *a);
+uint64_t config_nic_bdp(const struct nic_attrs *a);
+
+/* Checks that involve several attributes (after *_resolve): Min <= Initial
+ * <= Max congestion window, StartingPortOffset + EntropyCount <= 65536,
+ * EcnKmin <= EcnKmax.  On error, one line "NAME: reason" in err. */
+bool config_nic_check(const struct nic_attrs *a, char *err, size_t errlen);
+bool config_switch_check(const struct switch_attrs *a, char *err, size_t errlen);
+
 /* Set attribute `name` of `scope` in obj (a struct of that scope) from text.
  * On error, writes "NAME: reason (allowed: RANGE)" to err and returns false. */
 bool config_set(enum attr_scope scope, void *obj, const char *name, const char *value, char *err,
 		size_t errlen);
+
+/* The value of attribute d in obj as text that config_set() reads back
+ * ("150us", "400Gbps", "256KiB", "LocalDatabase"). Returns buf. */
+char *config_format(const struct attr_def *d, const void *obj, char *buf, size_t len);
 
 /* `mrcemu attributes`: every attribute with its scope, type, unit, default
  * and range, then its doc (as ns-3's PrintAttributes does). */

@@ -23,6 +23,7 @@ struct csv {
 struct csv *csv_open(const char *dir, const char *name, const char *header);
 void csv_u64(struct csv *c, uint64_t v);
 void csv_i64(struct csv *c, int64_t v);
+void csv_double(struct csv *c, double v);  /* %.10g */
 void csv_str(struct csv *c, const char *s); /* quoted when it needs it */
 void csv_bool(struct csv *c, bool v);       /* true / false */
 void csv_ipv4(struct csv *c, uint32_t ip);

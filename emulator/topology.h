@@ -79,6 +79,12 @@ int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **po
 /* A node's network namespace name for `mrcemu run`: "mrc-<emu>-<node>". */
 void topology_netns(const struct topology *t, int node, char *buf, size_t len);
 
+/* Add the `drop` rules in text ("h0>h1 data psn=5 tx=1, h1>h0 ack psn=1023
+ * count=all") to l, resolving node names in t.  On error, one line "drop:
+ * reason (allowed: ...)" in err. */
+bool topology_parse_drops(const struct topology *t, const char *text, struct link_attrs *l,
+			  char *err, size_t errlen);
+
 /* "10.0.0.1" <-> host-order address. */
 bool ipv4_parse(const char *s, uint32_t *ip);
 char *ipv4_format(uint32_t ip, char *buf, size_t len);

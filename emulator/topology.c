@@ -1,0 +1,1039 @@
+/* emulator/topology.c — reading a topology file (INTERFACES.md, Topology
+ * file) with libinih, checking it, and deriving ports, MACs and the ECMP
+ * routes of every switch (PROTOCOL.md §9: every shortest path).
+ *
+ * The file is read in one pass that only records sections and attribute
+ * lines with their line numbers; everything is then applied in an order that
+ * does not depend on where sections appear: [nic] and [switch] defaults
+ * first, then each node's own overrides, then links, then drop rules (which
+ * name nodes).
+ *
+ * Delay rule (PROTOCOL.md §12 rule 13, "the link's delay is the NIC's
+ * Delay"): a [link] that sets `delay` sets the Delay of the NICs it attaches;
+ * a [link] that does not takes its delay from the NIC's Delay ([nic] default
+ * or the node's own), and two NICs linked back to back must then agree. */
+#include "topology.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+enum sec_kind {
+	SEC_EMULATION,
+	SEC_NIC_DEFAULTS,
+	SEC_SWITCH_DEFAULTS,
+	SEC_NODE,
+	SEC_LINK,
+	SEC_WORKLOAD
+};
+
+struct sec {
+	enum sec_kind kind;
+	int index; /* node or link */
+};
+
+struct kv {
+	int sec, line;
+	char *name, *value;
+};
+
+struct loader {
+	struct topology *t;
+	FILE *f;
+	char *buf;
+	size_t bufcap;
+	int line;
+	struct sec *secs;
+	int nsecs, cur;
+	struct kv *kvs;
+	int nkvs;
+	char (*ends)[2][TOPO_NAME_MAX]; /* each link's node names as written */
+	bool *link_delay_set;
+	int *ip_line;
+	struct nic_attrs nic_def;
+	struct switch_attrs sw_def;
+	bool failed;
+	char *err;
+	size_t errlen;
+};
+
+static const char *const kind_names[] = {"NIC", "switch", "external"};
+
+static void fail(struct loader *ld, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The first error wins: "FILE:LINE: ATTRIBUTE: reason (allowed: RANGE)". */
+static void fail(struct loader *ld, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (ld->failed) {
+		return;
+	}
+	ld->failed = true;
+	n = snprintf(ld->err, ld->errlen, "%s:%d: ", ld->t->path, line);
+	if (n >= 0 && (size_t)n < ld->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(ld->err + n, ld->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void *grow(void *p, int n, size_t size)
+{
+	/* Double at powers of two so appending one at a time stays linear. */
+	if (n & (n - 1)) {
+		return p;
+	}
+	void *q = realloc(p, (size_t)(n ? 2 * n : 1) * size);
+	if (!q) {
+		fprintf(stderr, "mrcemu: out of memory reading a topology\n");
+		abort();
+	}
+	return q;
+}
+
+int topology_find(const struct topology *t, const char *name)
+{
+	for (int i = 0; i < t->nnodes; i++) {
+		if (!strcmp(t->nodes[i].name, name)) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+int topology_find_ip(const struct topology *t, uint32_t ip)
+{
+	for (int i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].kind != NODE_SWITCH && t->nodes[i].ip == ip) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+static bool name_ok(const char *s)
+{
+	if (!*s || strlen(s) >= TOPO_NAME_MAX) {
+		return false;
+	}
+	for (; *s; s++) {
+		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool check_name(struct loader *ld, const char *hdr, const char *name)
+{
+	if (!name_ok(name)) {
+		fail(ld, ld->line,
+		     "[%s]: node name '%s' (allowed: 1..%d letters, digits, '-', '_', '.')", hdr,
+		     name, TOPO_NAME_MAX - 1);
+		return false;
+	}
+	return true;
+}
+
+static void add_section(struct loader *ld, enum sec_kind kind, int index)
+{
+	ld->secs = grow(ld->secs, ld->nsecs, sizeof *ld->secs);
+	ld->secs[ld->nsecs] = (struct sec){kind, index};
+	ld->cur = ld->nsecs++;
+}
+
+static void declare_node(struct loader *ld, const char *hdr, enum node_kind kind, const char *name)
+{
+	struct topology *t = ld->t;
+	int other = topology_find(t, name);
+
+	if (!check_name(ld, hdr, name)) {
+		return;
+	}
+	if (other >= 0) {
+		fail(ld, ld->line, "[%s]: node %s is already declared (line %d)", hdr, name,
+		     t->nodes[other].line);
+		return;
+	}
+	t->nodes = grow(t->nodes, t->nnodes, sizeof *t->nodes);
+	ld->ip_line = grow(ld->ip_line, t->nnodes, sizeof *ld->ip_line);
+	struct topo_node *n = &t->nodes[t->nnodes];
+	memset(n, 0, sizeof *n);
+	snprintf(n->name, sizeof n->name, "%s", name);
+	n->kind = kind;
+	n->line = ld->line;
+	ld->ip_line[t->nnodes] = 0;
+	add_section(ld, SEC_NODE, t->nnodes++);
+}
+
+static void declare_link(struct loader *ld, const char *hdr, const char *a, const char *b)
+{
+	struct topology *t = ld->t;
+
+	if (!check_name(ld, hdr, a) || !check_name(ld, hdr, b)) {
+		return;
+	}
+	if (!strcmp(a, b)) {
+		fail(ld, ld->line, "link: [%s] links %s to itself (allowed: two different nodes)",
+		     hdr, a);
+		return;
+	}
+	t->links = grow(t->links, t->nlinks, sizeof *t->links);
+	ld->ends = grow(ld->ends, t->nlinks, sizeof *ld->ends);
+	ld->link_delay_set = grow(ld->link_delay_set, t->nlinks, sizeof *ld->link_delay_set);
+	struct topo_link *l = &t->links[t->nlinks];
+	memset(l, 0, sizeof *l);
+	l->a = l->b = -1;
+	l->line = ld->line;
+	config_link_defaults(&l->attrs);
+	snprintf(ld->ends[t->nlinks][0], TOPO_NAME_MAX, "%s", a);
+	snprintf(ld->ends[t->nlinks][1], TOPO_NAME_MAX, "%s", b);
+	ld->link_delay_set[t->nlinks] = false;
+	add_section(ld, SEC_LINK, t->nlinks++);
+}
+
+/* "[link h0 s0]" and the like, seen by the line reader before inih. */
+static void section_start(struct loader *ld, char *line)
+{
+	char *close = strchr(line, ']'), *w[4], *save = NULL;
+	int n = 0;
+
+	if (!close) {
+		fail(ld, ld->line, "section: '%s' has no closing ']'", line);
+		return;
+	}
+	const char *rest = close + 1;
+	while (isspace((unsigned char)*rest)) {
+		rest++;
+	}
+	if (*rest && *rest != ';' && *rest != '#') {
+		fail(ld, ld->line, "section: text after ']': '%s'", rest);
+		return;
+	}
+	*close = '\0';
+	char hdr[256];
+	snprintf(hdr, sizeof hdr, "%.200s", line + 1);
+	for (char *tok = strtok_r(line + 1, " \t", &save); tok && n < 4;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		w[n++] = tok;
+	}
+	if (n == 1 && !strcmp(w[0], "emulation")) {
+		add_section(ld, SEC_EMULATION, 0);
+	} else if (n == 1 && !strcmp(w[0], "nic")) {
+		add_section(ld, SEC_NIC_DEFAULTS, 0);
+	} else if (n == 1 && !strcmp(w[0], "switch")) {
+		add_section(ld, SEC_SWITCH_DEFAULTS, 0);
+	} else if (n == 1 && !strcmp(w[0], "workload")) {
+		add_section(ld, SEC_WORKLOAD, 0);
+	} else if (n == 2 && !strcmp(w[0], "nic")) {
+		declare_node(ld, hdr, NODE_NIC, w[1]);
+	} else if (n == 2 && !strcmp(w[0], "switch")) {
+		declare_node(ld, hdr, NODE_SWITCH, w[1]);
+	} else if (n == 2 && !strcmp(w[0], "external")) {
+		declare_node(ld, hdr, NODE_EXTERNAL, w[1]);
+	} else if (n == 3 && !strcmp(w[0], "link")) {
+		declare_link(ld, hdr, w[1], w[2]);
+	} else {
+		fail(ld, ld->line,
+		     "[%s]: unknown section (allowed: emulation, nic, switch, nic NAME, "
+		     "switch NAME, external NAME, link A B, workload)",
+		     hdr);
+	}
+}
+
+/* As inih does: ';' or '#' starts a line comment, " ;" an inline one. */
+static void strip_comment(char *p)
+{
+	if (*p == ';' || *p == '#') {
+		*p = '\0';
+		return;
+	}
+	for (char *c = p + 1; *p && *c; c++) {
+		if (*c == ';' && isspace((unsigned char)c[-1])) {
+			*c = '\0';
+			break;
+		}
+	}
+}
+
+/* inih's line reader: counts lines (this libinih's handler gets none), sees
+ * section headers (inih reports no section that has no attributes), and drops
+ * leading blanks so an indented line is never a continuation line. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct loader *ld = stream;
+	ssize_t n;
+	char *p;
+
+	if (ld->failed || (n = getline(&ld->buf, &ld->bufcap, ld->f)) < 0) {
+		return NULL;
+	}
+	ld->line++;
+	while (n > 0 && (ld->buf[n - 1] == '\n' || ld->buf[n - 1] == '\r')) {
+		ld->buf[--n] = '\0';
+	}
+	p = ld->buf;
+	if (ld->line == 1 && !strncmp(p, "\xEF\xBB\xBF", 3)) {
+		p += 3;
+	}
+	while (isspace((unsigned char)*p)) {
+		p++;
+	}
+	strip_comment(p);
+	if (strlen(p) + 2 > (size_t)num) {
+		fail(ld, ld->line,
+		     "line: too long (allowed: at most %d characters; split "
+		     "`drop` or `down` over several lines)",
+		     num - 2);
+		return NULL;
+	}
+	if (*p == '[') {
+		char copy[256];
+		snprintf(copy, sizeof copy, "%s", p);
+		section_start(ld, copy);
+	}
+	snprintf(str, (size_t)num, "%s", p);
+	return str;
+}
+
+static int on_attribute(void *user, const char *section, const char *name, const char *value)
+{
+	struct loader *ld = user;
+
+	(void)section;
+	if (ld->cur < 0) {
+		fail(ld, ld->line,
+		     "%s: outside any section (allowed: after [emulation], [nic], "
+		     "[switch], [nic NAME], [link A B], ...)",
+		     name);
+		return 0;
+	}
+	ld->kvs = grow(ld->kvs, ld->nkvs, sizeof *ld->kvs);
+	ld->kvs[ld->nkvs++] = (struct kv){ld->cur, ld->line, strdup(name), strdup(value)};
+	return 1;
+}
+
+/* ---- applying attributes ---- */
+
+static void set_or_fail(struct loader *ld, const struct kv *kv, enum attr_scope scope, void *obj)
+{
+	char why[TOPO_ERR_MAX];
+
+	if (!config_set(scope, obj, kv->name, kv->value, why, sizeof why)) {
+		fail(ld, kv->line, "%s", why);
+	}
+}
+
+static void workload_path(struct loader *ld, const struct kv *kv)
+{
+	struct topology *t = ld->t;
+	int n;
+
+	if (strcmp(kv->name, "file")) {
+		fail(ld, kv->line, "%s: unknown attribute of [workload] (allowed: file)", kv->name);
+		return;
+	}
+	if (!kv->value[0]) {
+		fail(ld, kv->line, "file: needs a value (allowed: a CSV path)");
+		return;
+	}
+	if (kv->value[0] == '/') {
+		n = snprintf(t->workload, sizeof t->workload, "%s", kv->value);
+	} else {
+		n = snprintf(t->workload, sizeof t->workload, "%s/%s", t->dir, kv->value);
+	}
+	if (n < 0 || (size_t)n >= sizeof t->workload) {
+		fail(ld, kv->line, "file: path too long (allowed: %zu characters)",
+		     sizeof t->workload - 1);
+	}
+}
+
+/* A node attribute line, checked against a scratch copy now (so errors come
+ * in file order) and applied after every default is known. */
+static void check_node_attr(struct loader *ld, const struct kv *kv, const struct topo_node *n)
+{
+	struct nic_attrs nic = ld->nic_def;
+	struct switch_attrs sw = ld->sw_def;
+
+	if (n->kind == NODE_SWITCH) {
+		set_or_fail(ld, kv, ATTR_SWITCH, &sw);
+	} else if (n->kind == NODE_NIC || !strcmp(kv->name, "ip")) {
+		set_or_fail(ld, kv, ATTR_NIC, &nic);
+	} else {
+		fail(ld, kv->line, "%s: unknown attribute of [external] (allowed: ip)", kv->name);
+	}
+}
+
+/* First pass over attribute lines, in file order. */
+static void check_attributes(struct loader *ld)
+{
+	for (int i = 0; i < ld->nkvs && !ld->failed; i++) {
+		const struct kv *kv = &ld->kvs[i];
+		const struct sec *s = &ld->secs[kv->sec];
+
+		switch (s->kind) {
+		case SEC_EMULATION:
+			set_or_fail(ld, kv, ATTR_EMULATION, &ld->t->emu);
+			break;
+		case SEC_NIC_DEFAULTS:
+			if (!strcmp(kv->name, "ip")) {
+				fail(ld, kv->line, "ip: is per node (allowed: in [nic NAME])");
+			} else {
+				set_or_fail(ld, kv, ATTR_NIC, &ld->nic_def);
+			}
+			break;
+		case SEC_SWITCH_DEFAULTS:
+			set_or_fail(ld, kv, ATTR_SWITCH, &ld->sw_def);
+			break;
+		case SEC_NODE:
+			check_node_attr(ld, kv, &ld->t->nodes[s->index]);
+			break;
+		case SEC_LINK:
+			if (!strcmp(kv->name, "drop")) {
+				break; /* names nodes: see apply_drops() */
+			}
+			set_or_fail(ld, kv, ATTR_LINK, &ld->t->links[s->index].attrs);
+			if (!strcmp(kv->name, "delay")) {
+				ld->link_delay_set[s->index] = true;
+			}
+			break;
+		case SEC_WORKLOAD:
+			workload_path(ld, kv);
+			break;
+		}
+	}
+}
+
+static void apply_node_attributes(struct loader *ld)
+{
+	struct topology *t = ld->t;
+
+	for (int i = 0; i < t->nnodes; i++) {
+		t->nodes[i].nic = ld->nic_def;
+		t->nodes[i].sw = ld->sw_def;
+	}
+	for (int i = 0; i < ld->nkvs && !ld->failed; i++) {
+		const struct kv *kv = &ld->kvs[i];
+		const struct sec *s = &ld->secs[kv->sec];
+		if (s->kind != SEC_NODE) {
+			continue;
+		}
+		struct topo_node *n = &t->nodes[s->index];
+		if (n->kind == NODE_SWITCH) {
+			set_or_fail(ld, kv, ATTR_SWITCH, &n->sw);
+		} else {
+			set_or_fail(ld, kv, ATTR_NIC, &n->nic);
+			if (!strcmp(kv->name, "ip")) {
+				ld->ip_line[s->index] = kv->line;
+			}
+		}
+	}
+}
+
+/* ---- links and ports ---- */
+
+static void attach(struct loader *ld, int li, int end)
+{
+	struct topology *t = ld->t;
+	struct topo_link *l = &t->links[li];
+	int node = end ? l->b : l->a;
+	struct topo_node *n = &t->nodes[node];
+
+	if (n->kind != NODE_SWITCH && n->nports > 0) {
+		fail(ld, l->line,
+		     "link: %s %s already has its link (line %d) (allowed: one link: a %s has "
+		     "one port)",
+		     kind_names[n->kind], n->name, t->links[n->ports[0].link].line,
+		     kind_names[n->kind]);
+		return;
+	}
+	if (n->nports >= TOPO_MAX_PORTS) {
+		fail(ld, l->line, "link: %s has more than %d ports (allowed: at most %d)", n->name,
+		     TOPO_MAX_PORTS, TOPO_MAX_PORTS);
+		return;
+	}
+	*(end ? &l->b_port : &l->a_port) = n->nports;
+	n->ports[n->nports++] = (struct topo_port){li, end ? l->a : l->b, -1};
+}
+
+static void connect_links(struct loader *ld)
+{
+	struct topology *t = ld->t;
+
+	for (int i = 0; i < t->nlinks && !ld->failed; i++) {
+		struct topo_link *l = &t->links[i];
+		for (int e = 0; e < 2 && !ld->failed; e++) {
+			int node = topology_find(t, ld->ends[i][e]);
+			if (node < 0) {
+				fail(ld, l->line,
+				     "link: unknown node '%s' (allowed: a node declared with "
+				     "[nic NAME], [switch NAME] or [external NAME])",
+				     ld->ends[i][e]);
+			}
+			*(e ? &l->b : &l->a) = node;
+		}
+		for (int e = 0; e < 2 && !ld->failed; e++) {
+			attach(ld, i, e);
+		}
+		if (!ld->failed) {
+			t->nodes[l->a].ports[l->a_port].peer_port = l->b_port;
+			t->nodes[l->b].ports[l->b_port].peer_port = l->a_port;
+		}
+	}
+}
+
+/* PROTOCOL.md §12 rule 13: the link's delay is the NIC's Delay. */
+static void settle_delay(struct loader *ld, int li)
+{
+	struct topology *t = ld->t;
+	struct topo_link *l = &t->links[li];
+	struct topo_node *a = &t->nodes[l->a], *b = &t->nodes[l->b];
+
+	if (ld->link_delay_set[li]) {
+		if (a->kind == NODE_NIC) {
+			a->nic.delay = l->attrs.delay;
+		}
+		if (b->kind == NODE_NIC) {
+			b->nic.delay = l->attrs.delay;
+		}
+		return;
+	}
+	if (a->kind == NODE_NIC && b->kind == NODE_NIC && a->nic.delay != b->nic.delay) {
+		fail(ld, l->line,
+		     "delay: %s and %s have different Delay (allowed: set delay on the link)",
+		     a->name, b->name);
+	} else if (a->kind == NODE_NIC) {
+		l->attrs.delay = a->nic.delay;
+	} else if (b->kind == NODE_NIC) {
+		l->attrs.delay = b->nic.delay;
+	}
+}
+
+static void node_dscp(const struct topo_node *n, uint8_t v[6])
+{
+	if (n->kind == NODE_SWITCH) {
+		const struct switch_attrs *s = &n->sw;
+		uint8_t sv[6] = {s->dscp_trimmable, s->dscp_trimmable_retx,
+				 s->dscp_no_trim,   s->dscp_control,
+				 s->dscp_trimmed,   s->dscp_trimmed_last_hop};
+		memcpy(v, sv, 6);
+	} else {
+		const struct nic_attrs *c = &n->nic;
+		uint8_t cv[6] = {c->dscp_trimmable, c->dscp_trimmable_retx,
+				 c->dscp_no_trim,   c->dscp_control,
+				 c->dscp_trimmed,   c->dscp_trimmed_last_hop};
+		memcpy(v, cv, 6);
+	}
+}
+
+/* PROTOCOL.md §3: codepoints that differ between NICs and switches are
+ * refused at start. */
+static void check_dscp(struct loader *ld, const struct topo_node *n, const struct topo_node *ref)
+{
+	static const char *const names[] = {"DscpTrimmable", "DscpTrimmableRetx",
+					    "DscpNoTrim",    "DscpControl",
+					    "DscpTrimmed",   "DscpTrimmedLastHop"};
+	uint8_t v[6], rv[6];
+
+	node_dscp(n, v);
+	node_dscp(ref, rv);
+	for (int i = 0; i < 6; i++) {
+		if (v[i] != rv[i]) {
+			fail(ld, n->line,
+			     "%s: %s's %u differs from %s's %u (allowed: the same codepoints on "
+			     "every NIC and switch, PROTOCOL.md §3)",
+			     names[i], n->name, v[i], ref->name, rv[i]);
+			return;
+		}
+	}
+}
+
+/* Per-node checks, after overrides: ip, links, derived values. */
+static void settle_nodes(struct loader *ld)
+{
+	struct topology *t = ld->t;
+	char why[TOPO_ERR_MAX];
+	int ref = -1;
+
+	for (int i = 0; i < t->nlinks && !ld->failed; i++) {
+		settle_delay(ld, i);
+	}
+	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
+		struct topo_node *n = &t->nodes[i];
+		if (n->kind == NODE_SWITCH) {
+			if (!config_switch_check(&n->sw, why, sizeof why)) {
+				fail(ld, n->line, "%s", why);
+			}
+			continue;
+		}
+		n->ip = n->nic.ip;
+		if (!n->ip) {
+			fail(ld, n->line, "ip: %s %s has no ip (allowed: a unicast IPv4 address)",
+			     kind_names[n->kind], n->name);
+		} else if (!n->nports) {
+			fail(ld, n->line, "link: %s %s has no link (allowed: exactly one [link])",
+			     kind_names[n->kind], n->name);
+		}
+		int other = topology_find_ip(t, n->ip);
+		if (!ld->failed && other != i) {
+			char a[16];
+			fail(ld, ld->ip_line[i], "ip: %s is already %s's address (line %d)",
+			     ipv4_format(n->ip, a, sizeof a), t->nodes[other].name,
+			     ld->ip_line[other]);
+		}
+		if (n->kind == NODE_NIC) {
+			config_nic_resolve(&n->nic);
+			if (!ld->failed && !config_nic_check(&n->nic, why, sizeof why)) {
+				fail(ld, n->line, "%s", why);
+			}
+			ref = ref < 0 ? i : ref;
+		}
+	}
+	for (int i = 0; i < t->nnodes && !ld->failed && ref >= 0; i++) {
+		if (t->nodes[i].kind != NODE_EXTERNAL) {
+			check_dscp(ld, &t->nodes[i], &t->nodes[ref]);
+		}
+	}
+}
+
+/* ---- drop rules ---- */
+
+static bool drop_option(const char *tok, struct drop_rule *r, char *why, size_t wlen)
+{
+	static const struct {
+		const char *name;
+		int64_t min, max;
+		size_t off;
+	} opts[] = {
+	    {"psn", 0, 0xFFFFFF, offsetof(struct drop_rule, psn)},
+	    {"tx", 1, 1000000, offsetof(struct drop_rule, tx)},
+	    {"msn", 0, 0xFFFFFF, offsetof(struct drop_rule, msn)},
+	    {"count", 1, INT32_MAX, offsetof(struct drop_rule, count)},
+	};
+	const char *eq = strchr(tok, '=');
+
+	for (size_t i = 0; eq && i < sizeof opts / sizeof opts[0]; i++) {
+		if (strlen(opts[i].name) != (size_t)(eq - tok) ||
+		    strncmp(tok, opts[i].name, (size_t)(eq - tok))) {
+			continue;
+		}
+		int64_t *field = (int64_t *)((char *)r + opts[i].off);
+		char *end;
+		errno = 0;
+		long long v = strtoll(eq + 1, &end, 10);
+		if (field == &r->count && !strcmp(eq + 1, "all")) {
+			*field = -1;
+			return true;
+		}
+		if (!isdigit((unsigned char)eq[1]) || *end || errno || v < opts[i].min ||
+		    v > opts[i].max) {
+			snprintf(why, wlen, "'%s' is out of range (allowed: %s=%lld..%lld%s)", tok,
+				 opts[i].name, (long long)opts[i].min, (long long)opts[i].max,
+				 field == &r->count ? " or all" : "");
+			return false;
+		}
+		*field = v;
+		return true;
+	}
+	snprintf(why, wlen, "unknown option '%s' (allowed: psn=N, tx=N, msn=N, count=N|all)", tok);
+	return false;
+}
+
+static bool drop_endpoint(const struct topology *t, const char *name, int *node, char *why,
+			  size_t wlen)
+{
+	*node = topology_find(t, name);
+	if (*node < 0) {
+		snprintf(why, wlen, "unknown node '%s' (allowed: a NIC or external)", name);
+		return false;
+	}
+	if (t->nodes[*node].kind == NODE_SWITCH) {
+		snprintf(why, wlen,
+			 "%s is a switch (allowed: the NIC or external a frame is "
+			 "from or to)",
+			 name);
+		return false;
+	}
+	return true;
+}
+
+/* One rule: FROM>TO KIND [psn=N] [tx=N] [msn=N] [count=N|all]. */
+static bool parse_drop(const struct topology *t, char *text, struct drop_rule *r, char *why,
+		       size_t wlen)
+{
+	static const char *const kinds[] = {"data", "ack", "sack", "nack", "probe", "any"};
+	char *save = NULL, *tok = strtok_r(text, " \t", &save);
+	char *gt = tok ? strchr(tok, '>') : NULL;
+
+	*r = (struct drop_rule){-1, -1, DROP_ANY, -1, -1, -1, 1};
+	if (!gt) {
+		snprintf(why, wlen, "'%s' is not FROM>TO (e.g. h0>h1 data psn=5)", tok ? tok : "");
+		return false;
+	}
+	*gt = '\0';
+	if (!drop_endpoint(t, tok, &r->from_node, why, wlen) ||
+	    !drop_endpoint(t, gt + 1, &r->to_node, why, wlen)) {
+		return false;
+	}
+	if (r->from_node == r->to_node) {
+		snprintf(why, wlen, "FROM and TO are both %s (allowed: two nodes)", tok);
+		return false;
+	}
+	tok = strtok_r(NULL, " \t", &save);
+	int k = -1;
+	for (int i = 0; tok && i < 6; i++) {
+		k = strcmp(tok, kinds[i]) ? k : i;
+	}
+	if (k < 0) {
+		snprintf(why, wlen,
+			 "'%s' is not a kind (allowed: data, ack, sack, nack, probe, any)",
+			 tok ? tok : "");
+		return false;
+	}
+	r->kind = (enum drop_kind)k;
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		if (!drop_option(tok, r, why, wlen)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool topology_parse_drops(const struct topology *t, const char *text, struct link_attrs *l,
+			  char *err, size_t errlen)
+{
+	char *copy = strdup(text), *save = NULL, why[TOPO_ERR_MAX];
+	bool ok = copy != NULL;
+
+	for (char *rule = strtok_r(copy, ",", &save); ok && rule;
+	     rule = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*rule)) {
+			rule++;
+		}
+		if (!*rule) {
+			continue;
+		}
+		if (l->ndrops >= LINK_MAX_DROPS) {
+			snprintf(err, errlen, "drop: more than %d rules (allowed: at most %d)",
+				 LINK_MAX_DROPS, LINK_MAX_DROPS);
+			ok = false;
+		} else if (!parse_drop(t, rule, &l->drops[l->ndrops], why, sizeof why)) {
+			snprintf(err, errlen, "drop: %s", why);
+			ok = false;
+		} else {
+			l->ndrops++;
+		}
+	}
+	free(copy);
+	return ok;
+}
+
+static void apply_drops(struct loader *ld)
+{
+	char why[TOPO_ERR_MAX];
+
+	for (int i = 0; i < ld->nkvs && !ld->failed; i++) {
+		const struct kv *kv = &ld->kvs[i];
+		const struct sec *s = &ld->secs[kv->sec];
+		if (s->kind == SEC_LINK && !strcmp(kv->name, "drop") &&
+		    !topology_parse_drops(ld->t, kv->value, &ld->t->links[s->index].attrs, why,
+					  sizeof why)) {
+			fail(ld, kv->line, "%s", why);
+		}
+	}
+}
+
+/* ---- routes ---- */
+
+/* Hop counts from `src` to every node; NICs and externals have one port, so
+ * no shortest path passes through them. */
+static void bfs(const struct topology *t, int src, int *dist, int *queue)
+{
+	int head = 0, tail = 0;
+
+	for (int i = 0; i < t->nnodes; i++) {
+		dist[i] = -1;
+	}
+	dist[src] = 0;
+	queue[tail++] = src;
+	while (head < tail) {
+		const struct topo_node *n = &t->nodes[queue[head++]];
+		for (int p = 0; p < n->nports; p++) {
+			int peer = n->ports[p].peer;
+			if (dist[peer] < 0) {
+				dist[peer] = dist[queue[head - 1]] + 1;
+				queue[tail++] = peer;
+			}
+		}
+	}
+}
+
+static void check_reachable(struct loader *ld, const int *dist, int first)
+{
+	const struct topology *t = ld->t;
+
+	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
+		if (t->nodes[i].kind != NODE_SWITCH && dist[i] < 0) {
+			fail(ld, t->nodes[i].line,
+			     "link: %s cannot reach %s (allowed: every NIC and external connected)",
+			     t->nodes[i].name, t->nodes[first].name);
+		}
+	}
+}
+
+/* PROTOCOL.md §9: for every node and destination NIC or external, the ECMP
+ * set is every port whose peer is one hop nearer, in port order. */
+static void compute_routes(struct loader *ld)
+{
+	struct topology *t = ld->t;
+	size_t nn = (size_t)t->nnodes;
+	int *dist = malloc(nn * sizeof *dist), *queue = malloc(nn * sizeof *queue);
+	int first = -1;
+
+	t->route_ports = calloc(nn * nn * TOPO_ECMP_MAX, sizeof *t->route_ports);
+	t->route_count = calloc(nn * nn, sizeof *t->route_count);
+	if (!dist || !queue || !t->route_ports || !t->route_count) {
+		fprintf(stderr, "mrcemu: out of memory computing routes\n");
+		abort();
+	}
+	for (size_t d = 0; d < nn && !ld->failed; d++) {
+		if (t->nodes[d].kind == NODE_SWITCH) {
+			continue;
+		}
+		bfs(t, (int)d, dist, queue);
+		if (first < 0) {
+			first = (int)d;
+			check_reachable(ld, dist, first);
+		}
+		for (size_t s = 0; s < nn && !ld->failed; s++) {
+			const struct topo_node *n = &t->nodes[s];
+			uint8_t *count = &t->route_count[s * nn + d];
+			uint16_t *ports = &t->route_ports[(s * nn + d) * TOPO_ECMP_MAX];
+			for (int p = 0; s != d && p < n->nports && dist[s] > 0; p++) {
+				if (dist[n->ports[p].peer] != dist[s] - 1) {
+					continue;
+				}
+				if (*count == TOPO_ECMP_MAX) {
+					fail(ld, n->line,
+					     "link: %s has more than %d equal next hops to %s "
+					     "(allowed: at most %d)",
+					     n->name, TOPO_ECMP_MAX, t->nodes[d].name,
+					     TOPO_ECMP_MAX);
+					break;
+				}
+				ports[(*count)++] = (uint16_t)p;
+			}
+		}
+	}
+	free(dist);
+	free(queue);
+}
+
+int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports)
+{
+	size_t i = (size_t)sw * (size_t)t->nnodes + (size_t)dst;
+
+	if (sw < 0 || dst < 0 || sw >= t->nnodes || dst >= t->nnodes || !t->route_count) {
+		*ports = NULL;
+		return 0;
+	}
+	*ports = &t->route_ports[i * TOPO_ECMP_MAX];
+	return t->route_count[i];
+}
+
+uint64_t topology_port_rate(const struct topology *t, int node, int port)
+{
+	const struct topo_node *n = &t->nodes[node];
+	const struct topo_port *p = &n->ports[port];
+	const struct topo_node *peer = &t->nodes[p->peer];
+	uint64_t rate = t->links[p->link].attrs.rate;
+
+	/* PROTOCOL.md §12 rule 13: a NIC's link runs at min(link rate, DataRate). */
+	if (n->kind == NODE_NIC && n->nic.data_rate < rate) {
+		rate = n->nic.data_rate;
+	}
+	if (peer->kind == NODE_NIC && peer->nic.data_rate < rate) {
+		rate = peer->nic.data_rate;
+	}
+	return rate;
+}
+
+/* 02:00:00:00:HI:LO with HI:LO = node index + 1: locally administered,
+ * unique, and the first two nodes get VECTORS.md's 02:00:00:00:00:01/02. */
+static void assign_macs(struct topology *t)
+{
+	for (int i = 0; i < t->nnodes; i++) {
+		uint8_t *m = t->nodes[i].mac;
+		m[0] = 0x02;
+		m[1] = m[2] = m[3] = 0;
+		m[4] = (uint8_t)((i + 1) >> 8);
+		m[5] = (uint8_t)((i + 1) & 0xff);
+	}
+}
+
+/* ---- loading ---- */
+
+static void require_nic(struct loader *ld)
+{
+	for (int i = 0; i < ld->t->nnodes; i++) {
+		if (ld->t->nodes[i].kind == NODE_NIC) {
+			return;
+		}
+	}
+	fail(ld, ld->line ? ld->line : 1,
+	     "nic: no NIC declared (allowed: at least one [nic NAME])");
+}
+
+static void set_paths(struct topology *t, const char *path)
+{
+	const char *slash;
+
+	snprintf(t->path, sizeof t->path, "%s", path);
+	slash = strrchr(t->path, '/');
+	if (!slash) {
+		snprintf(t->dir, sizeof t->dir, ".");
+	} else if (slash == t->path) {
+		snprintf(t->dir, sizeof t->dir, "/");
+	} else {
+		snprintf(t->dir, sizeof t->dir, "%.*s", (int)(slash - t->path), t->path);
+	}
+}
+
+static void read_file(struct loader *ld)
+{
+	int rc = ini_parse_stream(read_line, ld, on_attribute, ld);
+
+	if (rc > 0 && !ld->failed) {
+		fail(ld, rc, "syntax: expected 'name = value' or '[section]'");
+	} else if (rc < 0 && !ld->failed) {
+		fail(ld, ld->line, "read: out of memory");
+	}
+	if (!ld->failed && ferror(ld->f)) {
+		fail(ld, ld->line, "read: %s", strerror(errno));
+	}
+}
+
+static void loader_free(struct loader *ld)
+{
+	for (int i = 0; i < ld->nkvs; i++) {
+		free(ld->kvs[i].name);
+		free(ld->kvs[i].value);
+	}
+	free(ld->kvs);
+	free(ld->secs);
+	free(ld->ends);
+	free(ld->link_delay_set);
+	free(ld->ip_line);
+	free(ld->buf);
+}
+
+struct topology *topology_load(const char *path, char *err, size_t errlen)
+{
+	struct topology *t = calloc(1, sizeof *t);
+	struct loader ld = {.t = t, .cur = -1, .err = err, .errlen = errlen};
+
+	if (!t) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	set_paths(t, path);
+	config_emulation_defaults(&t->emu);
+	config_nic_defaults(&ld.nic_def);
+	config_switch_defaults(&ld.sw_def);
+	ld.f = fopen(path, "r");
+	if (!ld.f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		free(t);
+		return NULL;
+	}
+	read_file(&ld);
+	fclose(ld.f);
+	if (!ld.failed) {
+		check_attributes(&ld);
+	}
+	if (!ld.failed) {
+		apply_node_attributes(&ld);
+	}
+	if (!ld.failed) {
+		connect_links(&ld);
+	}
+	if (!ld.failed) {
+		settle_nodes(&ld);
+	}
+	if (!ld.failed) {
+		apply_drops(&ld);
+	}
+	if (!ld.failed) {
+		require_nic(&ld);
+	}
+	if (!ld.failed) {
+		compute_routes(&ld);
+	}
+	assign_macs(t);
+	loader_free(&ld);
+	if (ld.failed) {
+		topology_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void topology_free(struct topology *t)
+{
+	if (t) {
+		free(t->nodes);
+		free(t->links);
+		free(t->route_ports);
+		free(t->route_count);
+		free(t);
+	}
+}
+
+void topology_netns(const struct topology *t, int node, char *buf, size_t len)
+{
+	/* Names are checked to letters, digits, '-', '_' and '.', so the
+	 * result is a safe file name; snprintf truncates to the buffer. */
+	snprintf(buf, len, "mrc-%s-%s", t->emu.name, t->nodes[node].name);
+}
+
+bool ipv4_parse(const char *s, uint32_t *ip)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		unsigned n = 0;
+		int digits = 0;
+		while (isdigit((unsigned char)*s) && digits < 4) {
+			n = n * 10 + (unsigned)(*s++ - '0');
+			digits++;
+		}
+		/* No leading zeros: "010" would mean 8 to inet_aton. */
+		if (!digits || digits > 3 || n > 255 || (digits > 1 && s[-digits] == '0')) {
+			return false;
+		}
+		v = v << 8 | n;
+		if (i < 3 && *s++ != '.') {
+			return false;
+		}
+	}
+	if (*s) {
+		return false;
+	}
+	*ip = v;
+	return true;
+}
+
+char *ipv4_format(uint32_t ip, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+	return buf;
+}

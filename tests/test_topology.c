@@ -1,0 +1,495 @@
+/* tests/test_topology.c — topology files (INTERFACES.md, Topology file):
+ * good files load with the right ports, MACs, addresses, link attributes,
+ * down windows, drop rules and ECMP sets; every bad fixture in
+ * tests/data/bad/ is refused naming its file, line and reason; workload
+ * files (INTERFACES.md, Workload file) load and are checked. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../emulator/config.h"
+#include "../emulator/topology.h"
+#include "../emulator/workload.h"
+
+#define DATA "tests/data/"
+#define GBPS 1000000000ULL
+
+static struct topology *load_ok(const char *path)
+{
+	char err[TOPO_ERR_MAX] = "";
+	struct topology *t = topology_load(path, err, sizeof err);
+
+	if (!t) {
+		fail_msg("%s refused: %s", path, err);
+	}
+	return t;
+}
+
+static void assert_mac(const struct topo_node *n, const char *want)
+{
+	char got[18];
+
+	snprintf(got, sizeof got, "%02x:%02x:%02x:%02x:%02x:%02x", n->mac[0], n->mac[1], n->mac[2],
+		 n->mac[3], n->mac[4], n->mac[5]);
+	assert_string_equal(got, want);
+}
+
+static void test_two_hosts_nodes(void **state)
+{
+	struct topology *t = load_ok(DATA "two-hosts.ini");
+	char buf[64];
+
+	(void)state;
+	assert_string_equal(t->emu.name, "two-hosts");
+	assert_int_equal(t->emu.seed, 7);
+	assert_int_equal(t->emu.scale, 2000);
+	assert_int_equal(t->emu.until, 10 * PS_PER_MS);
+	assert_false(t->emu.capture);
+	assert_string_equal(t->dir, "tests/data");
+	assert_string_equal(t->workload, "tests/data/workloads/two-hosts.csv");
+
+	assert_int_equal(t->nnodes, 3);
+	int h0 = topology_find(t, "h0"), h1 = topology_find(t, "h1"), s0 = topology_find(t, "s0");
+	assert_int_equal(h0, 0);
+	assert_int_equal(h1, 1);
+	assert_int_equal(s0, 2);
+	assert_int_equal(topology_find(t, "nope"), -1);
+	assert_int_equal(t->nodes[h0].kind, NODE_NIC);
+	assert_int_equal(t->nodes[s0].kind, NODE_SWITCH);
+	assert_int_equal(t->nodes[h0].line, 17);
+	assert_int_equal(t->nodes[h0].ip, 0x0A000001);
+	assert_int_equal(t->nodes[h1].ip, 0x0A000002);
+	assert_int_equal(topology_find_ip(t, 0x0A000002), h1);
+	assert_int_equal(topology_find_ip(t, 0x0A000003), -1);
+	/* VECTORS.md: h0 is 02:00:00:00:00:01, h1 02:00:00:00:00:02 */
+	assert_mac(&t->nodes[h0], "02:00:00:00:00:01");
+	assert_mac(&t->nodes[h1], "02:00:00:00:00:02");
+	assert_mac(&t->nodes[s0], "02:00:00:00:00:03");
+
+	/* [nic] defaults and the node's own override; derived values resolved */
+	assert_int_equal(t->nodes[h0].nic.mss, 4096);
+	assert_int_equal(t->nodes[h0].nic.data_rate, 400 * GBPS);
+	assert_int_equal(t->nodes[h0].nic.max_cwnd, 374040);
+	assert_int_equal(t->nodes[h1].nic.data_rate, 100 * GBPS);
+	assert_int_equal(t->nodes[h1].nic.max_cwnd, 23 * 4156);
+	assert_int_equal(t->nodes[h1].nic.min_cwnd, 4156);
+	assert_true(t->nodes[s0].sw.uet_policy);
+
+	topology_netns(t, h0, buf, sizeof buf);
+	assert_string_equal(buf, "mrc-two-hosts-h0");
+	topology_netns(t, s0, buf, 8);
+	assert_string_equal(buf, "mrc-two");
+	topology_free(t);
+}
+
+static void test_two_hosts_links(void **state)
+{
+	struct topology *t = load_ok(DATA "two-hosts.ini");
+	const struct topo_link *l0 = &t->links[0], *l1 = &t->links[1];
+
+	(void)state;
+	assert_int_equal(t->nlinks, 2);
+	/* Ports numbered per node in the order links appear. */
+	assert_int_equal(l0->a, 0);
+	assert_int_equal(l0->b, 2);
+	assert_int_equal(l0->a_port, 0);
+	assert_int_equal(l0->b_port, 0);
+	assert_int_equal(l1->a, 1);
+	assert_int_equal(l1->b, 2);
+	assert_int_equal(l1->a_port, 0);
+	assert_int_equal(l1->b_port, 1);
+	assert_int_equal(l1->line, 27);
+	assert_int_equal(t->nodes[2].nports, 2);
+	assert_int_equal(t->nodes[2].ports[1].peer, 1);
+	assert_int_equal(t->nodes[2].ports[1].peer_port, 0);
+	assert_int_equal(t->nodes[2].ports[1].link, 1);
+	assert_int_equal(t->nodes[1].ports[0].peer, 2);
+	assert_int_equal(t->nodes[1].ports[0].peer_port, 1);
+
+	assert_int_equal(l0->attrs.rate, 400 * GBPS);
+	assert_int_equal(l0->attrs.delay, PS_PER_US);
+	assert_true(l0->attrs.loss == 0.0);
+	assert_int_equal(l1->attrs.delay, 2 * PS_PER_US);
+	assert_true(l1->attrs.loss == 0.001);
+	/* PROTOCOL.md §12 rule 13: the link's delay is the NIC's Delay */
+	assert_int_equal(t->nodes[0].nic.delay, PS_PER_US);
+	assert_int_equal(t->nodes[1].nic.delay, 2 * PS_PER_US);
+	/* ... and a NIC's link runs at min(link rate, DataRate), both ends */
+	assert_int_equal(topology_port_rate(t, 0, 0), 400 * GBPS);
+	assert_int_equal(topology_port_rate(t, 1, 0), 100 * GBPS);
+	assert_int_equal(topology_port_rate(t, 2, 0), 400 * GBPS);
+	assert_int_equal(topology_port_rate(t, 2, 1), 100 * GBPS);
+
+	assert_int_equal(l0->attrs.ndown, 0);
+	assert_int_equal(l1->attrs.ndown, 2);
+	assert_int_equal(l1->attrs.down[0].from, 300 * PS_PER_US);
+	assert_int_equal(l1->attrs.down[0].to, 500 * PS_PER_US);
+	assert_int_equal(l1->attrs.down[1].from, PS_PER_MS);
+	assert_int_equal(l1->attrs.down[1].to, 2 * PS_PER_MS);
+
+	/* drop = h0>h1 data psn=5 tx=1, h1>h0 ack psn=1023 count=all
+	 * drop = h0>h1 probe count=3 */
+	assert_int_equal(l0->attrs.ndrops, 0);
+	assert_int_equal(l1->attrs.ndrops, 3);
+	const struct drop_rule *d = l1->attrs.drops;
+	assert_int_equal(d[0].from_node, 0);
+	assert_int_equal(d[0].to_node, 1);
+	assert_int_equal(d[0].kind, DROP_DATA);
+	assert_int_equal(d[0].psn, 5);
+	assert_int_equal(d[0].tx, 1);
+	assert_int_equal(d[0].msn, -1);
+	assert_int_equal(d[0].count, 1);
+	assert_int_equal(d[1].from_node, 1);
+	assert_int_equal(d[1].to_node, 0);
+	assert_int_equal(d[1].kind, DROP_ACK);
+	assert_int_equal(d[1].psn, 1023);
+	assert_int_equal(d[1].tx, -1);
+	assert_int_equal(d[1].count, -1);
+	assert_int_equal(d[2].kind, DROP_PROBE);
+	assert_int_equal(d[2].psn, -1);
+	assert_int_equal(d[2].count, 3);
+
+	const uint16_t *ports;
+	assert_int_equal(topology_ecmp(t, 2, 1, &ports), 1);
+	assert_int_equal(ports[0], 1);
+	assert_int_equal(topology_ecmp(t, 2, 0, &ports), 1);
+	assert_int_equal(ports[0], 0);
+	topology_free(t);
+}
+
+/* PROTOCOL.md §9: every shortest path.  leaf0 has h0, h1 on ports 0, 1 and
+ * the four spines on ports 2..5. */
+static void test_leaf_spine_ecmp(void **state)
+{
+	struct topology *t = load_ok(DATA "leaf-spine-small.ini");
+	int leaf0 = topology_find(t, "leaf0"), leaf1 = topology_find(t, "leaf1");
+	int spine2 = topology_find(t, "spine2");
+	int h0 = topology_find(t, "h0"), h1 = topology_find(t, "h1"), h2 = topology_find(t, "h2");
+	int h3 = topology_find(t, "h3");
+	const uint16_t *ports;
+
+	(void)state;
+	assert_int_equal(t->nnodes, 10);
+	assert_int_equal(t->nodes[leaf0].nports, 6);
+	assert_int_equal(topology_ecmp(t, leaf0, h2, &ports), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ports[i], 2 + i);
+		assert_int_equal(t->nodes[t->nodes[leaf0].ports[ports[i]].peer].kind, NODE_SWITCH);
+	}
+	assert_int_equal(topology_ecmp(t, leaf0, h3, &ports), 4);
+	assert_int_equal(topology_ecmp(t, leaf0, h0, &ports), 1);
+	assert_int_equal(ports[0], 0);
+	assert_int_equal(topology_ecmp(t, leaf0, h1, &ports), 1);
+	assert_int_equal(ports[0], 1);
+	assert_int_equal(topology_ecmp(t, leaf1, h0, &ports), 4);
+	assert_int_equal(topology_ecmp(t, leaf1, h2, &ports), 1);
+	assert_int_equal(t->nodes[leaf1].ports[ports[0]].peer, h2);
+	assert_int_equal(topology_ecmp(t, spine2, h0, &ports), 1);
+	assert_int_equal(t->nodes[spine2].ports[ports[0]].peer, leaf0);
+	assert_int_equal(topology_ecmp(t, spine2, h3, &ports), 1);
+	assert_int_equal(t->nodes[spine2].ports[ports[0]].peer, leaf1);
+	/* switch-to-switch ports at their own rate */
+	assert_int_equal(topology_port_rate(t, leaf0, 2), 800 * GBPS);
+	assert_int_equal(topology_port_rate(t, leaf0, 0), 400 * GBPS);
+	topology_free(t);
+}
+
+struct bad_case {
+	const char *file;
+	int line;
+	const char *reason; /* the text after "FILE:LINE: " must contain it */
+};
+
+static void test_bad_fixtures(void **state)
+{
+	static const struct bad_case cases[] = {
+	    {"unknown-node.ini", 10, "link: unknown node 's9'"},
+	    {"duplicate-ip.ini", 7, "ip: 10.0.0.1 is already h0's address (line 5)"},
+	    {"unreachable.ini", 11, "link: h2 cannot reach h0"},
+	    {"nic-two-links.ini", 12, "link: NIC h0 already has its link (line 9)"},
+	    {"unknown-attribute.ini", 12, "speed: unknown attribute of [link]"},
+	    {"out-of-range.ini", 8, "MSS: 9000 is out of range (allowed: 64..8192)"},
+	    {"unknown-section.ini", 12, "[router r0]: unknown section (allowed: "},
+	    {"bad-drop.ini", 11, "drop: 'bogus' is not a kind (allowed: data, ack, sack, nack"},
+	    {"bad-down.ini", 11, "down: '2ms-1ms' ends before it starts (allowed: FROM < TO)"},
+	    {"missing-ip.ini", 6, "ip: NIC h1 has no ip (allowed: a unicast IPv4 address)"},
+	    {"self-link.ini", 10, "link: [link h1 h1] links h1 to itself"},
+	    {"duplicate-name.ini", 11, "node h0 is already declared (line 4)"},
+	    {"nic-no-link.ini", 10, "link: NIC h2 has no link"},
+	    {"bad-loss.ini", 11, "loss: 1.5 is out of range (allowed: 0..1)"},
+	    {"bad-enum.ini", 12,
+	     "RTTTimestampMode: 'Foo' is not one of LocalDatabase, WireTimestamp"},
+	    {"time-no-unit.ini", 12, "InitialAckTimeout: '150' needs a unit (ps ns us ms s)"},
+	    {"pfc.ini", 12, "PfcEnabled: true is not supported yet (allowed: false)"},
+	    {"syntax.ini", 11, "syntax: expected 'name = value' or '[section]'"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[256], prefix[300], err[TOPO_ERR_MAX] = "";
+		snprintf(path, sizeof path, DATA "bad/%s", cases[i].file);
+		struct topology *t = topology_load(path, err, sizeof err);
+		if (t) {
+			topology_free(t);
+			fail_msg("%s was accepted", path);
+		}
+		snprintf(prefix, sizeof prefix, "%s:%d: ", path, cases[i].line);
+		if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, cases[i].reason) ||
+		    strchr(err, '\n')) {
+			fail_msg("%s: got \"%s\", want \"%s%s...\"", cases[i].file, err, prefix,
+				 cases[i].reason);
+		}
+	}
+}
+
+static char *write_temp(const char *text)
+{
+	static char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/tmp/mrcemu-test-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+/* Small topologies written by the test: what the file says about externals,
+ * NIC-only back-to-back links, and the delay rule. */
+static void test_externals_and_delay_rule(void **state)
+{
+	char err[TOPO_ERR_MAX] = "";
+	char *path = write_temp("[nic]\nDelay = 3us\n"
+				"[nic h0]\nip = 10.0.0.1\n"
+				"[external x0]\nip = 10.0.0.9\n"
+				"[switch s0]\n"
+				"[link h0 s0]\n"
+				"[link x0 s0]\n"
+				"rate = 10Gbps\n");
+	struct topology *t = topology_load(path, err, sizeof err);
+	const uint16_t *ports;
+
+	(void)state;
+	unlink(path);
+	if (!t) {
+		fail_msg("%s", err);
+	}
+	assert_int_equal(t->nodes[1].kind, NODE_EXTERNAL);
+	assert_int_equal(t->nodes[1].ip, 0x0A000009);
+	assert_int_equal(topology_find_ip(t, 0x0A000009), 1);
+	/* the link names no delay: it takes the NIC's Delay */
+	assert_int_equal(t->links[0].attrs.delay, 3 * PS_PER_US);
+	assert_int_equal(t->nodes[0].nic.delay, 3 * PS_PER_US);
+	assert_int_equal(topology_port_rate(t, 2, 1), 10 * GBPS);
+	assert_int_equal(topology_ecmp(t, 2, 1, &ports), 1);
+	assert_int_equal(ports[0], 1);
+	topology_free(t);
+
+	path = write_temp("[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\nMSS = 1024\n"
+			  "[link h0 x0]\n");
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	assert_null(t);
+	assert_non_null(strstr(err, ":5: MSS: unknown attribute of [external] (allowed: ip)"));
+
+	path = write_temp("[nic]\nip = 10.0.0.1\n");
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	assert_null(t);
+	assert_non_null(strstr(err, ":2: ip: is per node"));
+
+	path = write_temp("[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\nDscpControl = 18\n"
+			  "[link h0 h1]\n");
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	assert_null(t);
+	assert_non_null(strstr(err, ":3: DscpControl: h1's 18 differs from h0's 17"));
+
+	assert_null(topology_load("tests/data/no-such-file.ini", err, sizeof err));
+	assert_non_null(strstr(err, "tests/data/no-such-file.ini: cannot open"));
+}
+
+static void test_ipv4(void **state)
+{
+	uint32_t ip;
+	char buf[16];
+
+	(void)state;
+	assert_true(ipv4_parse("10.0.0.1", &ip));
+	assert_int_equal(ip, 0x0A000001);
+	assert_true(ipv4_parse("255.255.255.255", &ip));
+	assert_int_equal(ip, 0xFFFFFFFF);
+	assert_string_equal(ipv4_format(0xC0A80164, buf, sizeof buf), "192.168.1.100");
+	assert_false(ipv4_parse("10.0.0", &ip));
+	assert_false(ipv4_parse("10.0.0.1.2", &ip));
+	assert_false(ipv4_parse("10.0.0.256", &ip));
+	assert_false(ipv4_parse("10.0.0.01", &ip));
+	assert_false(ipv4_parse("10.0.0.1 ", &ip));
+	assert_false(ipv4_parse("", &ip));
+}
+
+static void test_drop_rules(void **state)
+{
+	struct topology *t = load_ok(DATA "two-hosts.ini");
+	struct link_attrs l;
+	char err[TOPO_ERR_MAX];
+	static const char *const bad[][2] = {
+	    {"h0h1 data", "drop: 'h0h1' is not FROM>TO"},
+	    {"h0>h9 data", "drop: unknown node 'h9'"},
+	    {"h0>s0 data", "drop: s0 is a switch"},
+	    {"h0>h0 data", "drop: FROM and TO are both h0"},
+	    {"h0>h1", "drop: '' is not a kind"},
+	    {"h0>h1 data psn=16777216", "drop: 'psn=16777216' is out of range"},
+	    {"h0>h1 data tx=0", "drop: 'tx=0' is out of range (allowed: tx=1..1000000)"},
+	    {"h0>h1 data count=0", "or all"},
+	    {"h0>h1 data color=red", "drop: unknown option 'color=red'"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		config_link_defaults(&l);
+		if (topology_parse_drops(t, bad[i][0], &l, err, sizeof err) ||
+		    !strstr(err, bad[i][1])) {
+			fail_msg("'%s': got '%s', want '%s'", bad[i][0], err, bad[i][1]);
+		}
+	}
+	config_link_defaults(&l);
+	assert_true(topology_parse_drops(t, "h1>h0 nack msn=3, h0>h1 any, h0>h1 sack count=all", &l,
+					 err, sizeof err));
+	assert_int_equal(l.ndrops, 3);
+	assert_int_equal(l.drops[0].kind, DROP_NACK);
+	assert_int_equal(l.drops[0].msn, 3);
+	assert_int_equal(l.drops[1].kind, DROP_ANY);
+	assert_int_equal(l.drops[2].kind, DROP_SACK);
+	assert_int_equal(l.drops[2].count, -1);
+	for (int i = 0; i < LINK_MAX_DROPS - 3; i++) {
+		assert_true(topology_parse_drops(t, "h0>h1 data", &l, err, sizeof err));
+	}
+	assert_false(topology_parse_drops(t, "h0>h1 data", &l, err, sizeof err));
+	assert_non_null(strstr(err, "more than 16 rules"));
+	topology_free(t);
+}
+
+static void test_workload_good(void **state)
+{
+	struct topology *t = load_ok(DATA "two-hosts.ini");
+	struct workload w;
+	char err[512] = "";
+
+	(void)state;
+	if (!workload_load(t->workload, t, &w, err, sizeof err)) {
+		fail_msg("%s", err);
+	}
+	assert_int_equal(w.count, 3);
+	assert_int_equal(w.msgs[0].id, 1);
+	assert_int_equal(w.msgs[0].at, 0);
+	assert_int_equal(w.msgs[0].src, 0);
+	assert_int_equal(w.msgs[0].dst, 1);
+	assert_int_equal(w.msgs[0].bytes, 4 << 20);
+	assert_int_equal(w.msgs[0].nafter, 0);
+	assert_int_equal(w.msgs[0].line, 2);
+	assert_int_equal(w.msgs[1].src, 1);
+	assert_int_equal(w.msgs[1].bytes, 64 << 10);
+	assert_int_equal(w.msgs[2].at, 10 * PS_PER_US);
+	assert_int_equal(w.msgs[2].bytes, 1 << 20);
+	assert_int_equal(w.msgs[2].nafter, 2);
+	assert_int_equal(w.msgs[2].after[0], 1);
+	assert_int_equal(w.msgs[2].after[1], 2);
+	assert_int_equal(workload_find(&w, 3), 2);
+	assert_int_equal(workload_find(&w, 4), -1);
+	workload_free(&w);
+	topology_free(t);
+}
+
+static void expect_workload_error(const struct topology *t, const char *rows, int line,
+				  const char *want)
+{
+	char text[1024], err[512] = "", prefix[128];
+	struct workload w;
+
+	snprintf(text, sizeof text, "id,at,src,dst,bytes,after\n%s", rows);
+	char *path = write_temp(text);
+	bool ok = workload_load(path, t, &w, err, sizeof err);
+	unlink(path);
+	if (ok) {
+		workload_free(&w);
+		fail_msg("accepted:\n%s", rows);
+	}
+	snprintf(prefix, sizeof prefix, "%s:%d: ", path, line);
+	if (strncmp(err, prefix, strlen(prefix)) || !strstr(err, want)) {
+		fail_msg("got \"%s\", want \"%s%s\"", err, prefix, want);
+	}
+}
+
+static void test_workload_errors(void **state)
+{
+	struct topology *t = load_ok(DATA "leaf-spine-small.ini");
+
+	(void)state;
+	expect_workload_error(t, "1,0ns,h0,h1,4MiB,\n1,0ns,h1,h0,1MiB,\n", 3,
+			      "id: 1 is used twice (line 2)");
+	expect_workload_error(t, "0,0ns,h0,h1,4MiB,\n", 2, "id: '0' is not a positive");
+	expect_workload_error(t, "x,0ns,h0,h1,4MiB,\n", 2, "id: 'x' is not a positive");
+	expect_workload_error(t, "1,0ns,h0,h9,4MiB,\n", 2, "dst: 'h9' is not a node");
+	expect_workload_error(t, "1,0ns,leaf0,h1,4MiB,\n", 2, "src: 'leaf0' is a switch");
+	expect_workload_error(t, "1,0ns,h1,h1,4MiB,\n", 2, "dst: h1 sends to itself");
+	expect_workload_error(t, "1,0ns,h0,h1,1025GiB,\n", 2,
+			      "bytes: 1025GiB is out of range (allowed: 0..1099511627776, 2^40)");
+	expect_workload_error(t, "1,150,h0,h1,4MiB,\n", 2,
+			      "at: '150' needs a unit (ps ns us ms s)");
+	expect_workload_error(t, "1,0ns,h0,h1,4MiB,7\n", 2, "after: 7 is not a message id");
+	expect_workload_error(t, "1,0ns,h0,h1,4MiB,1\n", 2, "after: message 1 waits for itself");
+	expect_workload_error(t, "1,0ns,h0,h1,4MiB,\n2,0ns,h2,h3,1MiB,1\n", 3,
+			      "after: message 1 is between h0 and h1; h2 knows nothing of it");
+	expect_workload_error(t, "1,0ns,h0,h1,4MiB,3\n2,0ns,h1,h0,1MiB,1\n3,0ns,h0,h1,1MiB,2\n", 2,
+			      "after: message 1 waits for itself through a cycle");
+	expect_workload_error(t, "1,0ns,h0,h1\n", 2, "row: 4 cells");
+	expect_workload_error(t, "1,0ns,h0,h1,4MiB,,extra\n", 2, "row: 7 cells");
+
+	/* a bad header is line 1 */
+	char err[512];
+	struct workload w;
+	char *path = write_temp("id,at,src,dst,size,after\n1,0ns,h0,h1,1MiB,\n");
+	assert_false(workload_load(path, t, &w, err, sizeof err));
+	unlink(path);
+	assert_non_null(strstr(err, ":1: header: expected 'id,at,src,dst,bytes,after'"));
+
+	/* `after` a message the poster receives is allowed; 2^40 bytes is too */
+	path = write_temp("id,at,src,dst,bytes,after\n1,0ns,h1,h0,1024GiB,\n"
+			  "2,1us,h0,h2,0,1\n3,0ns,h2,h0,1MiB,2\n");
+	bool ok = workload_load(path, t, &w, err, sizeof err);
+	unlink(path);
+	if (!ok) {
+		fail_msg("%s", err);
+	}
+	assert_int_equal(w.count, 3);
+	assert_int_equal(w.msgs[0].bytes, 1ULL << 40);
+	assert_int_equal(w.msgs[1].bytes, 0);
+	workload_free(&w);
+	topology_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_two_hosts_nodes),
+	    cmocka_unit_test(test_two_hosts_links),
+	    cmocka_unit_test(test_leaf_spine_ecmp),
+	    cmocka_unit_test(test_bad_fixtures),
+	    cmocka_unit_test(test_externals_and_delay_rule),
+	    cmocka_unit_test(test_ipv4),
+	    cmocka_unit_test(test_drop_rules),
+	    cmocka_unit_test(test_workload_good),
+	    cmocka_unit_test(test_workload_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -32,7 +32,10 @@ struct topo_node {
 	uint32_t ip;             /* NICs and externals */
 	uint8_t mac[6];          /* 02:00:00:00:00:(index+1) style, unique */
 	struct nic_attrs nic;    /* NICs: [nic] defaults + overrides, resolved */
-	struct switch_attrs sw;  /* switches: [switch] defaults + overrides */
+	struct switch_attrs sw;  /* switches: [switch] defaults + overrides;
+				  * EgressQueueLimit stays 0 (derived) since it
+				  * depends on the port: resolve a copy per port
+				  * with config_switch_resolve(&c, port rate) */
 	struct topo_port ports[TOPO_MAX_PORTS];
 	int nports;
 };

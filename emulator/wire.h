@@ -220,6 +220,9 @@ struct pkt {
 	uint64_t msg_offset; /* byte offset of the payload in its message */
 	ps_t built;         /* when the frame was built */
 	ps_t stamp;         /* virtual arrival from a trailer, 0 if none */
+	uint32_t src_qpn;   /* the sending NIC's own QP number */
+	uint64_t seg_idx;   /* the sender's segment index (PSN before wrap) */
+	uint8_t rtx_origin; /* why this transmission happened (nicd) */
 	struct pkt *next;   /* free list and queue link */
 };
 

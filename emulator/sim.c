@@ -1,0 +1,585 @@
+/* emulator/sim.c — the discrete-event host (ARCHITECTURE.md): every engine
+ * of a topology on one event queue.  Links are FIFOs of frames in flight;
+ * a frame reaches the far engine at the arrival time its sender gave, as an
+ * event keyed by receiving port and link sequence (PROTOCOL.md §12 rule
+ * 16).  The workload posts messages at their time once their dependencies
+ * completed, and the run writes the records of INTERFACES.md. */
+#include "sim.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../nicd/nic.h"
+#include "../pcap/capture.h"
+#include "events.h"
+#include "hmap.h"
+#include "link.h"
+#include "records.h"
+#include "topology.h"
+#include "workload.h"
+
+struct sim;
+
+/* One direction of a link: the frames on it, in order. */
+struct sim_wire {
+	struct sim *sim;
+	int to_node, to_port;
+	uint32_t rx_port_id;
+	uint64_t seq;
+	struct pkt *head, *tail;
+};
+
+struct sim_port {
+	struct sim *sim;
+	int node, port;
+	struct link_end link;
+	struct sim_wire out;
+	struct capture *cap;
+};
+
+struct sim_node {
+	struct sim *sim;
+	int index;
+	struct nic *nic;
+	struct sim_port *ports;
+	int nports;
+};
+
+struct sim_msg {
+	struct sim *sim;
+	const struct workload_msg *w;
+	long *dependents;
+	int ndependents, deps_left;
+	uint32_t msg_index;
+	ps_t posted, send_complete, recv_complete, complete;
+	uint64_t retransmissions;
+	bool is_posted, sent, received, done, failed, verified;
+};
+
+struct sim {
+	struct topology *t;
+	struct workload w;
+	struct events *q;
+	struct pkt_pool pool;
+	struct sim_node *nodes;
+	struct sim_msg *msgs;
+	struct hmap by_index; /* src node << 32 | msg index -> msg + 1 */
+	uint64_t finished;    /* messages completed or failed */
+	struct nic_records rec;
+	struct csv *messages;
+	uint8_t frame[WIRE_MAX_FRAME];
+	bool capture;
+};
+
+/* ---- links -------------------------------------------------------------- */
+
+static void capture_pkt(struct sim *s, struct capture *cap, const struct pkt *p, ps_t t)
+{
+	size_t n;
+
+	if (!cap)
+		return;
+	n = wire_build(p, s->frame, sizeof(s->frame));
+	if (n)
+		capture_write(cap, t, s->frame, n);
+}
+
+static void arrive(void *arg, ps_t now)
+{
+	struct sim_wire *w = arg;
+	struct sim_node *dst = &w->sim->nodes[w->to_node];
+	struct pkt *p = w->head;
+
+	w->head = p->next;
+	if (!w->head)
+		w->tail = NULL;
+	p->next = NULL;
+	capture_pkt(w->sim, dst->ports[w->to_port].cap, p, now);
+	if (dst->nic)
+		nic_receive(dst->nic, p, now);
+	else
+		pkt_put(&w->sim->pool, p);
+}
+
+/* A NIC's frame leaves its one port. */
+static void transmit(void *ctx, struct pkt *p, ps_t arrival)
+{
+	struct sim_node *n = ctx;
+	struct sim_port *port = &n->ports[0];
+	struct sim_wire *w = &port->out;
+
+	capture_pkt(port->sim, port->cap, p, events_now(port->sim->q));
+	p->next = NULL;
+	if (w->tail)
+		w->tail->next = p;
+	else
+		w->head = p;
+	w->tail = p;
+	events_schedule_key(port->sim->q, arrival, events_key_arrival(w->rx_port_id, w->seq++),
+			    arrive, w);
+}
+
+/* ---- the workload ------------------------------------------------------- */
+
+static void post(void *arg, ps_t now)
+{
+	struct sim_msg *m = arg;
+	struct sim *s = m->sim;
+	struct sim_node *src = &s->nodes[m->w->src];
+
+	m->is_posted = true;
+	m->posted = now;
+	m->msg_index = nic_post_message(src->nic, s->t->nodes[m->w->dst].ip, m->w->bytes, m->w->id,
+					now);
+	if (!m->msg_index) {
+		m->failed = true;
+		s->finished++;
+		return;
+	}
+	hmap_put(&s->by_index, (uint64_t)m->w->src << 32 | m->msg_index, m);
+}
+
+static void schedule_post(struct sim *s, struct sim_msg *m, ps_t now)
+{
+	events_schedule(s->q, m->w->at > now ? m->w->at : now, post, m);
+}
+
+/* INTERFACES.md: `after` waits for MSG_COMPLETE of messages the posting node
+ * sends, RECV_COMPLETE of those it receives. */
+static void release(struct sim *s, struct sim_msg *m, int node, ps_t now)
+{
+	for (int i = 0; i < m->ndependents; i++) {
+		struct sim_msg *d = &s->msgs[m->dependents[i]];
+		if (d->w->src == node && --d->deps_left == 0)
+			schedule_post(s, d, now);
+	}
+}
+
+static struct sim_msg *msg_of(struct sim *s, uint32_t src_ip, uint32_t msg_index)
+{
+	int src = topology_find_ip(s->t, src_ip);
+	return src < 0 ? NULL : hmap_get(&s->by_index, (uint64_t)src << 32 | msg_index);
+}
+
+static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *i,
+		       ps_t now)
+{
+	struct sim_node *n = ctx;
+	struct sim *s = n->sim;
+	struct sim_msg *m = msg_of(s, i->src_ip, i->msg_index);
+
+	if (!m)
+		return;
+	switch (what) {
+	case SEND_COMPLETE:
+		m->sent = true;
+		m->send_complete = now;
+		break;
+	case RECV_COMPLETE:
+		m->received = true;
+		m->recv_complete = now;
+		m->verified = i->verified;
+		release(s, m, m->w->dst, now);
+		break;
+	case MSG_COMPLETE:
+		m->done = true;
+		m->complete = now;
+		m->retransmissions = i->retransmissions;
+		s->finished++;
+		release(s, m, m->w->src, now);
+		break;
+	}
+}
+
+static void failed(void *ctx, const struct nic_msg_info *i, ps_t now)
+{
+	struct sim_node *n = ctx;
+	struct sim_msg *m = msg_of(n->sim, i->src_ip, i->msg_index);
+
+	(void)now;
+	if (m && !m->failed) {
+		m->failed = true;
+		m->retransmissions = i->retransmissions;
+		n->sim->finished++;
+	}
+}
+
+static bool workload_start(struct sim *s, FILE *report)
+{
+	s->msgs = calloc(s->w.count ? s->w.count : 1, sizeof(*s->msgs));
+	if (!s->msgs)
+		return false;
+	for (size_t i = 0; i < s->w.count; i++) {
+		s->msgs[i].sim = s;
+		s->msgs[i].w = &s->w.msgs[i];
+		s->msgs[i].deps_left = s->w.msgs[i].nafter;
+	}
+	for (size_t i = 0; i < s->w.count; i++) {
+		const struct workload_msg *w = &s->w.msgs[i];
+		for (int k = 0; k < w->nafter; k++) {
+			struct sim_msg *dep = &s->msgs[workload_find(&s->w, w->after[k])];
+			long *d = realloc(dep->dependents, (dep->ndependents + 1) * sizeof(long));
+			if (!d) {
+				fprintf(report, "mrcemu: out of memory\n");
+				return false;
+			}
+			dep->dependents = d;
+			d[dep->ndependents++] = (long)i;
+		}
+	}
+	for (size_t i = 0; i < s->w.count; i++)
+		if (!s->msgs[i].deps_left)
+			schedule_post(s, &s->msgs[i], 0);
+	return true;
+}
+
+/* ---- building the engines ----------------------------------------------- */
+
+/* A NIC's far end runs at the link's rate, or at the peer NIC's DataRate
+ * when that is lower (seed, Packets on the wire; §12 rule 13). */
+static uint64_t peer_rate(const struct topology *t, int node, int port)
+{
+	const struct topo_port *tp = &t->nodes[node].ports[port];
+	uint64_t rate = t->links[tp->link].attrs.rate;
+	const struct topo_node *peer = &t->nodes[tp->peer];
+
+	if (peer->kind == NODE_NIC && peer->nic.data_rate < rate)
+		rate = peer->nic.data_rate;
+	return rate;
+}
+
+static bool open_capture(struct sim *s, struct sim_port *port, const char *outdir, char *err,
+			 size_t errlen)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/pcap/%s-%d.pcap", outdir, s->t->nodes[port->node].name,
+		 port->port);
+	port->cap = capture_open(path, err, errlen);
+	return port->cap != NULL;
+}
+
+static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
+{
+	const struct topo_node *tn = &s->t->nodes[i];
+	struct sim_node *n = &s->nodes[i];
+	char err[512];
+
+	n->sim = s;
+	n->index = i;
+	n->nports = tn->nports;
+	n->ports = calloc(tn->nports ? tn->nports : 1, sizeof(*n->ports));
+	if (!n->ports)
+		return false;
+	for (int p = 0; p < tn->nports; p++) {
+		struct sim_port *port = &n->ports[p];
+		const struct topo_port *tp = &tn->ports[p];
+		port->sim = s;
+		port->node = i;
+		port->port = p;
+		link_end_init(&port->link, s->t, tp->link, i);
+		port->out = (struct sim_wire){.sim = s, .to_node = tp->peer,
+					      .to_port = tp->peer_port,
+					      .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS +
+								       tp->peer_port)};
+		if (s->capture && !open_capture(s, port, outdir, err, sizeof(err))) {
+			fprintf(report, "mrcemu: %s\n", err);
+			return false;
+		}
+	}
+	if (tn->kind == NODE_SWITCH) {
+		fprintf(report, "%s:%d: switch %s: switches are not simulated yet\n", s->t->path,
+			tn->line, tn->name);
+		return false;
+	}
+	if (tn->kind != NODE_NIC)
+		return true;
+	struct nic_params prm = {
+		.name = tn->name, .attrs = &tn->nic, .link = &n->ports[0].link,
+		.peer_rate = peer_rate(s->t, i, 0), .mac = tn->mac,
+		.peer_mac = s->t->nodes[tn->ports[0].peer].mac, .seed = s->t->emu.seed,
+		.events = s->q, .pool = &s->pool,
+		.host = {.ctx = n, .transmit = transmit, .completion = completion, .failed = failed},
+		.records = s->rec};
+	n->nic = nic_new(&prm);
+	return n->nic != NULL;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static bool any_nic(const struct topology *t, size_t offset)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_NIC && *((const bool *)&t->nodes[i].nic + offset))
+			return true;
+	return false;
+}
+
+#define ANY_NIC(t, field) any_nic(t, offsetof(struct nic_attrs, field))
+
+static struct csv *open_record(const char *dir, const char *name, const char *header,
+			       FILE *report, bool *ok)
+{
+	struct csv *c = csv_open(dir, name, header);
+
+	if (!c) {
+		fprintf(report, "mrcemu: %s/%s: %s\n", dir, name, strerror(errno));
+		*ok = false;
+	}
+	return c;
+}
+
+static bool open_records(struct sim *s, const char *dir, FILE *report)
+{
+	bool ok = true;
+	char pcaps[4200];
+
+	snprintf(pcaps, sizeof(pcaps), "%s/pcap", dir);
+	if (!records_mkdir(dir) || (s->capture && !records_mkdir(pcaps))) {
+		fprintf(report, "mrcemu: %s: %s\n", dir, strerror(errno));
+		return false;
+	}
+	if (ANY_NIC(s->t, transport_stats))
+		s->rec.stats = open_record(dir, "mrc-transport-stats.csv", nic_stats_header(),
+					   report, &ok);
+	if (ok && ANY_NIC(s->t, event_logging))
+		s->rec.events = open_record(dir, "mrc-events.csv", NIC_EVENTS_HEADER, report, &ok);
+	if (ok && ANY_NIC(s->t, monitor))
+		s->rec.monitor = open_record(dir, "mrc-monitor.csv", NIC_MONITOR_HEADER, report,
+					     &ok);
+	if (ok && ANY_NIC(s->t, cc_trace))
+		s->rec.cc = open_record(dir, "mrc-cc.csv", NIC_CC_HEADER, report, &ok);
+	if (ok)
+		s->messages = open_record(dir, "messages.csv",
+					  "id,src,dst,bytes,posted_ps,send_complete_ps,"
+					  "recv_complete_ps,complete_ps,fct_ps,retransmissions,"
+					  "verified",
+					  report, &ok);
+	return ok;
+}
+
+static void csv_time(struct csv *c, bool known, ps_t t)
+{
+	if (known)
+		csv_u64(c, t);
+	else
+		csv_str(c, "");
+}
+
+static void write_messages(struct sim *s)
+{
+	for (size_t i = 0; i < s->w.count; i++) {
+		const struct sim_msg *m = &s->msgs[i];
+		csv_u64(s->messages, m->w->id);
+		csv_str(s->messages, s->t->nodes[m->w->src].name);
+		csv_str(s->messages, s->t->nodes[m->w->dst].name);
+		csv_u64(s->messages, m->w->bytes);
+		csv_time(s->messages, m->is_posted, m->posted);
+		csv_time(s->messages, m->sent, m->send_complete);
+		csv_time(s->messages, m->received, m->recv_complete);
+		csv_time(s->messages, m->done, m->complete);
+		csv_time(s->messages, m->done, m->complete - m->posted);
+		csv_u64(s->messages, m->retransmissions);
+		csv_bool(s->messages, m->done && m->received && m->verified);
+		csv_end(s->messages);
+	}
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static int cmp_ps(const void *a, const void *b)
+{
+	ps_t x = *(const ps_t *)a, y = *(const ps_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void summarize(struct sim *s, struct sim_result *r, FILE *report)
+{
+	ps_t *fct = calloc(s->w.count ? s->w.count : 1, sizeof(ps_t));
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->w.count; i++) {
+		const struct sim_msg *m = &s->msgs[i];
+		if (m->done)
+			r->completed++;
+		if (m->failed)
+			r->failed++;
+		if (m->done && !(m->received && m->verified))
+			r->unverified++;
+		if (m->done && fct)
+			fct[n++] = m->complete - m->posted;
+		if (!m->done && report)
+			fprintf(report, "message %llu (%s to %s, %llu bytes) did not complete%s\n",
+				(unsigned long long)m->w->id, s->t->nodes[m->w->src].name,
+				s->t->nodes[m->w->dst].name, (unsigned long long)m->w->bytes,
+				m->failed      ? ": its QP entered the error state"
+				: !m->is_posted ? ": never posted (its dependencies did not complete)"
+						: "");
+		else if (m->done && !(m->received && m->verified) && report)
+			fprintf(report, "message %llu completed but its bytes were not verified\n",
+				(unsigned long long)m->w->id);
+	}
+	if (fct && n) {
+		qsort(fct, n, sizeof(*fct), cmp_ps);
+		r->fct_p50 = fct[(n - 1) / 2];
+		r->fct_p99 = fct[(n - 1) * 99 / 100];
+		r->fct_max = fct[n - 1];
+	}
+	free(fct);
+	for (int i = 0; i < s->t->nnodes; i++) {
+		struct nic *nic = s->nodes[i].nic;
+		if (!nic)
+			continue;
+		r->data_pkts += nic_counter(nic, "tx_data_pkts");
+		r->retx_timeout += nic_counter(nic, "retx_timeout");
+		r->retx_nack += nic_counter(nic, "retx_nack");
+		r->retx_sack_gap += nic_counter(nic, "retx_sack_gap");
+		r->rerequests += nic_counter(nic, "completion_rerequests");
+		r->trims += nic_counter(nic, "rx_trimmed");
+		r->drops += nic_counter(nic, "tx_drop_link_lost") +
+			    nic_counter(nic, "tx_drop_link_down") + nic_counter(nic, "tx_drop_rule");
+		nic_finish(nic, r->end, report);
+	}
+}
+
+static void run_loop(struct sim *s, ps_t until)
+{
+	while (s->finished < s->w.count) {
+		ps_t next = events_next(s->q);
+		if (next == PS_NEVER || (until && next > until))
+			break;
+		events_run_one(s->q);
+	}
+}
+
+static void sim_free(struct sim *s)
+{
+	for (int i = 0; s->nodes && i < s->t->nnodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		nic_free(n->nic);
+		for (int p = 0; p < n->nports; p++) {
+			struct sim_wire *w = &n->ports[p].out;
+			while (w->head) {
+				struct pkt *x = w->head;
+				w->head = x->next;
+				pkt_put(&s->pool, x);
+			}
+			if (n->ports[p].cap)
+				capture_close(n->ports[p].cap);
+		}
+		free(n->ports);
+	}
+	for (size_t i = 0; s->msgs && i < s->w.count; i++)
+		free(s->msgs[i].dependents);
+	free(s->msgs);
+	free(s->nodes);
+	hmap_destroy(&s->by_index);
+	if (s->q)
+		events_free(s->q);
+	pkt_pool_destroy(&s->pool);
+	workload_free(&s->w);
+	topology_free(s->t);
+}
+
+static bool close_records(struct sim *s)
+{
+	bool ok = true;
+	struct csv *all[] = {s->rec.stats, s->rec.events, s->rec.monitor, s->rec.cc, s->messages};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i] && !csv_close(all[i]))
+			ok = false;
+	return ok;
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static bool sim_load(struct sim *s, const struct sim_options *o, FILE *report)
+{
+	char err[TOPO_ERR_MAX];
+
+	s->t = topology_load(o->topology, err, sizeof(err));
+	if (!s->t) {
+		fprintf(report, "%s\n", err);
+		return false;
+	}
+	if (o->seed_set)
+		s->t->emu.seed = o->seed;
+	if (s->t->workload[0] && !workload_load(s->t->workload, s->t, &s->w, err, sizeof(err))) {
+		fprintf(report, "%s\n", err);
+		return false;
+	}
+	return true;
+}
+
+int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
+{
+	struct sim s = {0};
+	double cpu0 = cpu_now();
+	int rc = 2;
+
+	memset(r, 0, sizeof(*r));
+	hmap_init(&s.by_index);
+	if (!sim_load(&s, o, report))
+		goto out;
+	s.capture = o->capture || s.t->emu.capture;
+	if (o->outdir)
+		snprintf(r->outdir, sizeof(r->outdir), "%s", o->outdir);
+	else
+		snprintf(r->outdir, sizeof(r->outdir), "out/%s", s.t->emu.name);
+	if (!(s.q = events_new()) || !pkt_pool_init(&s.pool, 4096, 0) ||
+	    !(s.nodes = calloc(s.t->nnodes, sizeof(*s.nodes))) ||
+	    !open_records(&s, r->outdir, report))
+		goto out;
+	for (int i = 0; i < s.t->nnodes; i++)
+		if (!build_node(&s, i, r->outdir, report))
+			goto out;
+	if (!workload_start(&s, report))
+		goto out;
+	run_loop(&s, o->until ? o->until : s.t->emu.until);
+	r->end = events_now(s.q);
+	r->events = events_executed(s.q);
+	r->messages = s.w.count;
+	summarize(&s, r, report);
+	write_messages(&s);
+	rc = r->completed == r->messages && !r->unverified ? 0 : 1;
+out:
+	if (!close_records(&s))
+		rc = 2;
+	sim_free(&s);
+	r->cpu_seconds = cpu_now() - cpu0;
+	return rc;
+}
+
+void sim_print_summary(const struct sim_result *r, FILE *out)
+{
+	char a[32], b[32], c[32], d[32];
+
+	fprintf(out, "messages: %llu of %llu completed", (unsigned long long)r->completed,
+		(unsigned long long)r->messages);
+	if (r->failed)
+		fprintf(out, ", %llu failed (QP error)", (unsigned long long)r->failed);
+	if (r->unverified)
+		fprintf(out, ", %llu not verified", (unsigned long long)r->unverified);
+	fprintf(out, "\ncompletion time: p50 %s  p99 %s  max %s\n", time_format(r->fct_p50, a, 32),
+		time_format(r->fct_p99, b, 32), time_format(r->fct_max, c, 32));
+	fprintf(out,
+		"data packets: %llu  retransmissions: timeout %llu, nack %llu, sack gap %llu; "
+		"re-requests %llu\ntrims: %llu  link drops: %llu\n",
+		(unsigned long long)r->data_pkts, (unsigned long long)r->retx_timeout,
+		(unsigned long long)r->retx_nack, (unsigned long long)r->retx_sack_gap,
+		(unsigned long long)r->rerequests, (unsigned long long)r->trims,
+		(unsigned long long)r->drops);
+	fprintf(out, "virtual time: %s  events: %llu  cpu: %.3f s\nrecords: %s/\n",
+		time_format(r->end, d, 32), (unsigned long long)r->events, r->cpu_seconds,
+		r->outdir);
+}

@@ -1,0 +1,43 @@
+/* emulator/sim.h — the discrete-event host: every engine of a topology in
+ * one process on one event queue, deterministic and fast; the reference
+ * that the emulation is measured against (ARCHITECTURE.md). */
+#ifndef EMULATOR_SIM_H
+#define EMULATOR_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "time.h"
+
+struct sim_options {
+	const char *topology; /* the topology file */
+	const char *outdir;   /* NULL: out/<emulation name> */
+	bool capture;         /* pcaps of every port (also `capture = on`) */
+	bool seed_set;
+	uint64_t seed;        /* overrides the topology's */
+	ps_t until;           /* 0: the topology's, else until the workload ends */
+	bool quiet;           /* no progress line */
+};
+
+/* What a run did, for the summary and for tests. */
+struct sim_result {
+	uint64_t messages, completed, failed, unverified;
+	uint64_t events;
+	uint64_t data_pkts;
+	uint64_t retx_timeout, retx_nack, retx_sack_gap, rerequests, trims, drops;
+	ps_t fct_p50, fct_p99, fct_max;
+	ps_t end;
+	double cpu_seconds;
+	char outdir[4096];
+};
+
+/* Run the simulation.  Returns 0 when every message completed verified, 1
+ * when some did not (each reported on `report`), 2 on a bad topology or
+ * workload (one line on `report`). */
+int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report);
+
+/* The short end-of-run summary (INTERFACES.md, Command line). */
+void sim_print_summary(const struct sim_result *r, FILE *out);
+
+#endif

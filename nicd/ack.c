@@ -1,0 +1,145 @@
+/* nicd/ack.c — acknowledgements and recovery: building cumulative ACKs,
+ * SACKs and NACKs at the receiver; applying them, finding losses from SACK
+ * gaps, and running the retransmission timers and the completion
+ * re-request at the sender (seed: Cumulative acknowledgements; Selective
+ * acknowledgements; Loss detection from SACK gaps; NACKs; Retransmission
+ * timer and retry budget; Completion; PROTOCOL.md §§1, 4, 11, 12). */
+#include "nic_impl.h"
+
+/* ---- receiver: building ------------------------------------------------ */
+
+static struct pkt *control_pkt(struct nic *nic, struct nic_qp_recv *rq, uint8_t opcode,
+			       uint16_t sport)
+{
+	struct pkt *p = nic_pkt_new(nic, rq->peer_ip, opcode, sport);
+
+	if (p) {
+		p->dscp = nic->a.dscp_control;
+		p->ecn = WIRE_ECN_NOT_ECT;
+		p->dqpn = rq->sender_qpn;
+		p->psn = (uint32_t)((rq->next_expected - 1) & WIRE_PSN_MASK);
+		p->src_qpn = rq->qpn;
+	}
+	return p;
+}
+
+/* Seed, Cumulative acknowledgements: the highest PSN received in order; its
+ * source port from this NIC's own rotation for the peer. */
+void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
+{
+	struct pkt *p = control_pkt(nic, rq, WIRE_OP_ACK, nic_spray_next(nic, rq->dest, rq->qpn));
+
+	if (!p)
+		return;
+	p->u.aeth.syndrome = WIRE_AETH_ACK;
+	p->u.aeth.msn = rq->recv_complete ? 1 : 0;
+	nic->c.tx_ack++;
+	nic_port_send(nic, p, true, now);
+}
+
+static bool held_bit(const struct nic_qp_recv *rq, uint64_t idx)
+{
+	uint64_t b = idx & rq->held_mask;
+	return rq->held[b / 64] >> (b % 64) & 1;
+}
+
+static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64_t limit)
+{
+	uint64_t bits = 0;
+
+	for (unsigned i = 0; i < 64 && base + i < limit; i++)
+		if (base + i >= rq->next_expected && held_bit(rq, base + i))
+			bits |= 1ULL << i;
+	return bits;
+}
+
+/* PROTOCOL.md §12 rule 4: the 64-PSN block, counted from cumulative PSN + 1,
+ * that holds the PSN that drew the SACK.  A SACK drawn by a PSN at or below
+ * the cumulative PSN reports the held blocks in turn, so that successive
+ * SACKs cover every PSN held (seed, Selective acknowledgements).  sack_offset
+ * is 16 bits: blocks beyond 32,767 PSNs cannot be named. */
+static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t limit)
+{
+	uint64_t first = rq->next_expected, nblocks = (limit - first + 63) / 64;
+
+	if (drawn_idx >= first)
+		return (uint32_t)((drawn_idx - first) / 64);
+	for (uint64_t n = 0; rq->nheld && n < nblocks; n++) {
+		uint32_t b = (uint32_t)((rq->sack_block + n) % nblocks);
+		if (block_bitmap(rq, first + 64ULL * b, limit)) {
+			rq->sack_block = b + 1;
+			return b;
+		}
+	}
+	return 0;
+}
+
+/* Seed, RTT measurement: the service time is the drawing packet's time at
+ * the link rate plus the bytes waiting ahead in the control queue, rounded
+ * down to 128 ns steps. */
+static uint16_t service_time(const struct nic *nic, const struct pkt *drawn)
+{
+	ps_t t = time_serialize(wire_len(drawn) + nic->port.ctl_queued, nic->port.rate);
+	return (uint16_t)(t / (128 * PS_PER_NS));
+}
+
+static int16_t clamp16(int64_t v)
+{
+	return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
+}
+
+void nic_send_sack(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *drawn,
+		   uint64_t drawn_idx, ps_t now)
+{
+	struct pkt *p = control_pkt(nic, rq, WIRE_OP_SACK, nic_spray_next(nic, rq->dest, rq->qpn));
+	uint64_t cack1 = rq->next_expected, limit = cack1 + nic->a.max_psn_range;
+	struct wire_seth *s;
+	uint32_t b;
+
+	if (!p)
+		return;
+	s = &p->u.sack.seth;
+	b = sack_block(rq, drawn_idx, limit);
+	if (b > 511)
+		b = 511;
+	s->m = drawn->ecn == WIRE_ECN_CE ? WIRE_M_SKIP_ONCE : WIRE_M_NONE;
+	s->ack_psn_offset = clamp16((int64_t)drawn_idx - (int64_t)(cack1 - 1));
+	s->entropy_echo = drawn->sport;
+	s->responder_qpn = rq->qpn;
+	s->cack_psn = p->psn;
+	s->cc_type = 1;
+	s->mpr = (uint8_t)(nic->a.max_psn_range / 128 > 255 ? 255 : nic->a.max_psn_range / 128);
+	s->sack_offset = (int16_t)(1 + 64 * b);
+	s->bitmap = block_bitmap(rq, cack1 + 64ULL * b, limit);
+	if (drawn->flags & WIRE_BTH_TS)
+		p->u.sack.cc.ts_echo = drawn->tseth_time;
+	p->u.sack.cc.service_time = service_time(nic, drawn);
+	p->u.sack.cc.rcv_bytes = rq->rcv_units;
+	rq->coalesce = 0;
+	nic->c.tx_sack++;
+	nic_port_send(nic, p, true, now);
+}
+
+/* Seed, NACKs: a NACK reflects the entropy value of the packet that drew
+ * it, names its PSN, and leaves at once in the control class. */
+void nic_send_nack(struct nic *nic, const struct pkt *drawn, uint32_t responder_qpn,
+		   uint32_t sender_qpn, uint8_t code, ps_t now)
+{
+	struct pkt *p = nic_pkt_new(nic, drawn->src_ip, WIRE_OP_NACK, drawn->sport);
+
+	if (!p)
+		return;
+	p->dscp = nic->a.dscp_control;
+	p->dqpn = sender_qpn;
+	p->psn = drawn->psn;
+	p->src_qpn = responder_qpn;
+	p->u.neth.code = code;
+	p->u.neth.entropy_echo = drawn->sport;
+	p->u.neth.responder_qpn = responder_qpn;
+	p->u.neth.nack_psn = drawn->psn;
+	p->u.neth.cc = 0x10;
+	if (drawn->flags & WIRE_BTH_TS)
+		p->u.neth.ts_echo = drawn->tseth_time;
+	nic->c.tx_nack++;
+	nic_port_send(nic, p, true, now);
+}

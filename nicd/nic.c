@@ -1,0 +1,270 @@
+/* nicd/nic.c — the engine's door: creating a NIC, the doorbell, frames in,
+ * the final report (nic.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_impl.h"
+
+#define FIRST_QPN 0x100 /* QPs 0..2 are reserved (2 is the probe endpoint) */
+
+struct nic *nic_new(const struct nic_params *prm)
+{
+	struct nic *nic = calloc(1, sizeof(*nic));
+
+	if (!nic)
+		return NULL;
+	snprintf(nic->name, sizeof(nic->name), "%s", prm->name);
+	nic->a = *prm->attrs;
+	nic->ip = nic->a.ip;
+	memcpy(nic->mac, prm->mac, 6);
+	memcpy(nic->peer_mac, prm->peer_mac, 6);
+	nic->ev = prm->events;
+	nic->pool = prm->pool;
+	nic->host = prm->host;
+	nic->rec = prm->records;
+	rng_seed(&nic->rng, prm->seed, prm->name);
+	nic->port.link = prm->link;
+	nic->port.delay = prm->link->delay;
+	/* Seed: the lower of the NIC's DataRate and the far end's rate. */
+	nic->port.rate = nic->a.data_rate < prm->peer_rate ? nic->a.data_rate : prm->peer_rate;
+	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
+	nic->next_qpn = FIRST_QPN;
+	nic->next_msg_index = 1;
+	hmap_init(&nic->send_qps);
+	hmap_init(&nic->recv_qps);
+	hmap_init(&nic->recv_by_src);
+	hmap_init(&nic->groups);
+	hmap_init(&nic->dests);
+	hmap_init(&nic->monitor);
+	nic_pcie_init(nic);
+	nic_stats_start(nic);
+	return nic;
+}
+
+static void free_all(struct hmap *m)
+{
+	for (size_t i = 0; m->slots && i <= m->mask; i++)
+		if (m->slots[i].val)
+			free(m->slots[i].val);
+	hmap_destroy(m);
+}
+
+void nic_free(struct nic *nic)
+{
+	if (!nic)
+		return;
+	for (size_t i = 0; nic->send_qps.slots && i <= nic->send_qps.mask; i++) {
+		struct nic_qp_send *sq = nic->send_qps.slots[i].val;
+		if (sq)
+			free(sq->ring);
+	}
+	free_all(&nic->send_qps);
+	for (size_t i = 0; nic->recv_qps.slots && i <= nic->recv_qps.mask; i++) {
+		struct nic_qp_recv *rq = nic->recv_qps.slots[i].val;
+		if (rq)
+			free(rq->held);
+	}
+	free_all(&nic->recv_qps);
+	hmap_destroy(&nic->recv_by_src);
+	/* Groups are owned by their QPs' references; free what is left. */
+	free_all(&nic->groups);
+	free_all(&nic->dests);
+	for (size_t i = 0; nic->monitor.slots && i <= nic->monitor.mask; i++)
+		if (nic->monitor.slots[i].val)
+			nic_monitor_forget(nic, (uint32_t)nic->monitor.slots[i].key);
+	hmap_destroy(&nic->monitor);
+	for (struct pkt *p = nic->port.ctl_head, *n; p; p = n) {
+		n = p->next;
+		pkt_put(nic->pool, p);
+	}
+	for (struct pkt *p = nic->port.data_head, *n; p; p = n) {
+		n = p->next;
+		pkt_put(nic->pool, p);
+	}
+	if (nic->port.on_wire)
+		pkt_put(nic->pool, nic->port.on_wire);
+	nic_pcie_destroy(nic);
+	free(nic);
+}
+
+/* QP numbers go upward and are never reused while open or lingering
+ * (§12 rule 11); after 2^24 they wrap, skipping those still in use. */
+static uint32_t alloc_qpn(struct nic *nic)
+{
+	for (;;) {
+		uint32_t q = nic->next_qpn;
+		nic->next_qpn = q + 1 > WIRE_QPN_MASK ? FIRST_QPN : q + 1;
+		if (!hmap_get(&nic->send_qps, q) && !hmap_get(&nic->recv_qps, q))
+			return q;
+	}
+}
+
+static void doorbell_start(void *arg, ps_t now)
+{
+	struct nic_qp_send *sq = arg;
+
+	sq->started = true;
+	nic_qp_update(sq->nic, sq);
+	nic_tx_pass(sq->nic, now);
+}
+
+/* Segments live in a ring that covers the PSN window (or the message, when
+ * shorter). */
+static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
+{
+	uint64_t want = sq->npkts < nic->a.max_psn_range ? sq->npkts : nic->a.max_psn_range;
+	uint64_t n = 1;
+
+	while (n < want)
+		n <<= 1;
+	sq->ring = calloc(n, sizeof(*sq->ring));
+	sq->ring_mask = n - 1;
+	return sq->ring != NULL;
+}
+
+/* Seed, Queue pairs and messages: the doorbell creates the sending side and
+ * queues the message in one step; the group joins the ready list and the
+ * transmit process starts 15 ns later. */
+uint32_t nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
+			  ps_t now)
+{
+	struct nic_qp_send *sq;
+
+	/* RETH's DMA length is 32 bits. */
+	if (bytes > UINT32_MAX || dst_ip == nic->ip || !(sq = calloc(1, sizeof(*sq)))) {
+		nic->c.msgs_refused++;
+		return 0;
+	}
+	sq->nic = nic;
+	sq->qpn = alloc_qpn(nic);
+	sq->peer_ip = dst_ip;
+	sq->msg_id = msg_id;
+	sq->msg_index = nic->next_msg_index++;
+	sq->bytes = bytes;
+	sq->npkts = bytes ? (bytes + nic->a.mss - 1) / nic->a.mss : 1;
+	sq->posted = now;
+	sq->dest = nic_dest_get(nic, dst_ip);
+	sq->group = nic_group_get(nic, dst_ip);
+	if (!sq->dest || !sq->group || !send_alloc_ring(nic, sq)) {
+		nic_group_put(nic, sq->group);
+		free(sq);
+		nic->c.msgs_refused++;
+		return 0;
+	}
+	hmap_put(&nic->send_qps, sq->qpn, sq);
+	nic->c.msgs_posted++;
+	nic->c.qps_created++;
+	nic->open_msgs++;
+	nic_event(nic, now, "QP_CREATED", sq->qpn, dst_ip, 0, msg_id, bytes);
+	nic_event(nic, now, "MSG_POSTED", sq->qpn, dst_ip, 0, msg_id, bytes);
+	events_schedule(nic->ev, now + 15 * PS_PER_NS, doorbell_start, sq);
+	return sq->msg_index;
+}
+
+/* PROTOCOL.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the
+ * probe id as ack_psn_offset, its entropy echoed and all PSN fields 0. */
+static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)
+{
+	struct pkt *a = nic_pkt_new(nic, p->src_ip, WIRE_OP_SACK, p->sport);
+
+	nic->c.rx_probe++;
+	if (!a)
+		return;
+	a->dscp = nic->a.dscp_control;
+	a->dqpn = WIRE_ENDPOINT_QPN;
+	a->u.sack.seth.pr = true;
+	a->u.sack.seth.ack_psn_offset = (int16_t)p->u.peth.probe_id;
+	a->u.sack.seth.entropy_echo = p->sport;
+	a->u.sack.seth.cc_type = 1;
+	a->u.sack.cc.ts_echo = p->u.peth.ts;
+	nic->c.tx_sack++;
+	nic_port_send(nic, a, true, now);
+}
+
+void nic_receive(struct nic *nic, struct pkt *p, ps_t now)
+{
+	if (nic->port.down) {
+		nic->c.tx_drop_link_down++;
+	} else if (p->dst_ip != nic->ip) {
+		nic->c.rx_drop_not_for_us++;
+	} else {
+		switch (wire_kind_of(p->opcode)) {
+		case WIRE_KIND_DATA:
+			nic_rx_data(nic, p, now);
+			break;
+		case WIRE_KIND_ACK:
+			nic_rx_ack(nic, p, now);
+			break;
+		case WIRE_KIND_SACK:
+			nic_rx_sack(nic, p, now);
+			break;
+		case WIRE_KIND_NACK:
+			nic_rx_nack(nic, p, now);
+			break;
+		case WIRE_KIND_PROBE:
+			answer_probe(nic, p, now);
+			break;
+		}
+		/* Seed: the transmit pass tries again on every ACK, SACK and
+		 * NACK; a data packet may have opened nothing, which costs a
+		 * look at the head of the list. */
+		nic_tx_pass(nic, now);
+	}
+	pkt_put(nic->pool, p);
+}
+
+void nic_receive_frame(struct nic *nic, const uint8_t *frame, size_t len, ps_t now)
+{
+	struct pkt *p = pkt_get(nic->pool);
+	enum wire_error e;
+
+	if (!p)
+		return;
+	e = wire_parse(frame, len, nic->a.icrc, p);
+	if (e != WIRE_OK) {
+		nic->c.rx_drop_wire[e]++;
+		pkt_put(nic->pool, p);
+		return;
+	}
+	nic_receive(nic, p, now);
+}
+
+uint64_t nic_open_messages(const struct nic *nic)
+{
+	return nic->open_msgs;
+}
+
+void nic_port_set_down(struct nic *nic, bool down)
+{
+	nic->port.down = down;
+}
+
+static const char *stuck_reason(const struct nic_qp_send *sq)
+{
+	if (sq->error)
+		return "QP in the error state (retry budget spent)";
+	if (!sq->send_complete)
+		return "not every packet sent yet";
+	if (sq->outstanding)
+		return "packets still unacknowledged";
+	return "waiting for the cumulative ACK";
+}
+
+void nic_finish(struct nic *nic, ps_t now, FILE *report)
+{
+	nic_stats_row(nic, now);
+	if (!report)
+		return;
+	for (size_t i = 0; nic->send_qps.slots && i <= nic->send_qps.mask; i++) {
+		const struct nic_qp_send *sq = nic->send_qps.slots[i].val;
+		char dst[16];
+		if (!sq)
+			continue;
+		fprintf(report, "%s: message %llu (%llu bytes to %s) did not complete: %s, "
+				"%llu of %llu packets acknowledged\n",
+			nic->name, (unsigned long long)sq->msg_id, (unsigned long long)sq->bytes,
+			ipv4_format(sq->peer_ip, dst, sizeof(dst)), stuck_reason(sq),
+			(unsigned long long)(sq->next_fetch - sq->outstanding),
+			(unsigned long long)sq->npkts);
+	}
+}

@@ -1,0 +1,109 @@
+/* nicd/nic.h — the MRC NIC engine: the seed's whole data path with no
+ * sockets and no clock (ARCHITECTURE.md, The engine contract).
+ *
+ * The engine takes frames (nic_receive) and doorbells (nic_post_message) at
+ * a given virtual time, schedules its own work on the shared event queue,
+ * and gives frames back through its host's transmit callback together with
+ * their arrival time at the far end of the link.  Completions are reported
+ * through the host's completion callback; records go to the CSV writers the
+ * host hands over. */
+#ifndef NICD_NIC_H
+#define NICD_NIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../emulator/attrs.h"
+#include "../emulator/events.h"
+#include "../emulator/link.h"
+#include "../emulator/records.h"
+#include "../emulator/wire.h"
+
+struct nic;
+
+/* Seed, Completion; PROTOCOL.md §10. */
+enum nic_completion { SEND_COMPLETE, RECV_COMPLETE, MSG_COMPLETE };
+
+/* What a completion tells the host about a message. */
+struct nic_msg_info {
+	uint64_t msg_id;       /* the workload's id (sender side), else 0 */
+	uint32_t msg_index;    /* the sender NIC's message index, from 1 */
+	uint32_t src_ip, dst_ip;
+	uint32_t local_qpn, remote_qpn;
+	uint64_t bytes;
+	ps_t posted;           /* sender side */
+	uint64_t retransmissions; /* sender side: timeout + NACK + SACK gap */
+	bool verified;         /* receiver side: every byte accounted for and,
+				  where bytes exist, equal to the pattern */
+};
+
+struct nic_host {
+	void *ctx;
+	/* A frame leaves the port; it reaches the far end at `arrival`.  The
+	 * host owns p from here (it must pkt_put it when done). */
+	void (*transmit)(void *ctx, struct pkt *p, ps_t arrival);
+	/* A message reached a completion. */
+	void (*completion)(void *ctx, enum nic_completion what, const struct nic_msg_info *m,
+			   ps_t now);
+	/* A message's QP entered the error state: it will never complete. */
+	void (*failed)(void *ctx, const struct nic_msg_info *m, ps_t now);
+};
+
+/* The CSV records a NIC writes; any may be NULL (INTERFACES.md, Records).
+ * In the simulation every NIC shares one writer per record. */
+struct nic_records {
+	struct csv *stats;   /* mrc-transport-stats.csv */
+	struct csv *events;  /* mrc-events.csv */
+	struct csv *monitor; /* mrc-monitor.csv */
+	struct csv *cc;      /* mrc-cc.csv */
+};
+
+/* Headers of those records, for whoever opens them. */
+const char *nic_stats_header(void);
+extern const char NIC_EVENTS_HEADER[];
+extern const char NIC_MONITOR_HEADER[];
+extern const char NIC_CC_HEADER[];
+
+struct nic_params {
+	const char *name;            /* node name, for records */
+	const struct nic_attrs *attrs;
+	struct link_end *link;       /* the port's link, sending direction */
+	uint64_t peer_rate;          /* the far end's rate (seed: min of both) */
+	const uint8_t *mac, *peer_mac;
+	uint64_t seed;               /* topology seed */
+	struct events *events;
+	struct pkt_pool *pool;
+	struct nic_host host;
+	struct nic_records records;
+};
+
+struct nic *nic_new(const struct nic_params *p);
+void nic_free(struct nic *nic);
+
+/* The doorbell: creates the sending side of a new QP for one RDMA Write of
+ * `bytes` to dst_ip and queues it (seed, Queue pairs and messages).
+ * Returns the message index (from 1), or 0 if refused (counted). */
+uint32_t nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
+			  ps_t now);
+
+/* A frame has arrived at the port.  The engine owns p from here. */
+void nic_receive(struct nic *nic, struct pkt *p, ps_t now);
+
+/* Parse a frame from a real port and receive it; malformed frames are
+ * counted by reason (rx_drop_<reason>) and dropped. */
+void nic_receive_frame(struct nic *nic, const uint8_t *frame, size_t len, ps_t now);
+
+/* Write the final transport-stats row and report every message that did
+ * not complete, and why, to `report` (may be NULL). */
+void nic_finish(struct nic *nic, ps_t now, FILE *report);
+
+/* Messages this NIC posted that have not reached MSG_COMPLETE. */
+uint64_t nic_open_messages(const struct nic *nic);
+
+/* Counters, by name, for summaries and tests. */
+uint64_t nic_counter(const struct nic *nic, const char *name);
+
+/* The port's state, for daemons and the control socket. */
+void nic_port_set_down(struct nic *nic, bool down);
+
+#endif

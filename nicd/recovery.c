@@ -1,0 +1,380 @@
+/* nicd/recovery.c — the sender's side of acknowledgements: retiring
+ * packets, loss detection from SACK gaps, NACKs, retransmission timers and
+ * their budget, completion and the completion re-request (seed: Cumulative
+ * acknowledgements; Selective acknowledgements; Loss detection from SACK
+ * gaps; NACKs; Retransmission timer and retry budget; Completion). */
+#include "nic_impl.h"
+
+static struct nic_qp_send *send_qp(struct nic *nic, const struct pkt *p)
+{
+	struct nic_qp_send *sq = hmap_get(&nic->send_qps, p->dqpn);
+
+	if (!sq || sq->peer_ip != p->src_ip) {
+		nic->c.rx_drop_unknown_qp++;
+		return NULL;
+	}
+	if (sq->error) {
+		nic->c.rx_drop_qp_error++;
+		return NULL;
+	}
+	return sq;
+}
+
+/* A PSN from the peer as a segment index near the cumulative PSN. */
+static int64_t psn_to_idx(const struct nic_qp_send *sq, uint32_t psn)
+{
+	uint64_t cack = sq->snd_una - 1;
+	return (int64_t)cack + wire_psn_diff(psn, (uint32_t)(cack & WIRE_PSN_MASK));
+}
+
+static bool idx_sent(const struct nic_qp_send *sq, int64_t idx)
+{
+	return idx >= (int64_t)sq->snd_una && idx < (int64_t)sq->next_sent;
+}
+
+/* A retired packet leaves flight and its timer stops (§12 rule 2). */
+static void retire(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s)
+{
+	if (s->state == SEG_RETIRED || s->state == SEG_FREE)
+		return;
+	nic_timer_stop(nic, s);
+	nic_seg_leave_flight(nic, sq, s);
+	if (s->state == SEG_RTX_QUEUED)
+		sq->rtx_pending--;
+	s->state = SEG_RETIRED;
+	sq->outstanding--;
+}
+
+/* Only the cumulative PSN moves the PSN window (seed, Segmentation). */
+static void apply_cumulative(struct nic *nic, struct nic_qp_send *sq, uint32_t psn)
+{
+	int64_t cack = psn_to_idx(sq, psn);
+
+	if (cack < (int64_t)sq->snd_una || cack >= (int64_t)sq->next_sent)
+		return;
+	for (uint64_t i = sq->snd_una; i <= (uint64_t)cack; i++)
+		retire(nic, sq, nic_seg(sq, i));
+	sq->snd_una = (uint64_t)cack + 1;
+	if (sq->recovery && (uint64_t)cack >= sq->recovery_end)
+		sq->recovery = false;
+}
+
+static void learn_remote(struct nic_qp_send *sq, uint32_t responder_qpn)
+{
+	if (!sq->remote_known) {
+		sq->remote_qpn = responder_qpn & WIRE_QPN_MASK;
+		sq->remote_known = true;
+	}
+}
+
+static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	struct nic_msg_info m = {
+		.msg_id = sq->msg_id, .msg_index = sq->msg_index, .src_ip = nic->ip,
+		.dst_ip = sq->peer_ip, .local_qpn = sq->qpn, .remote_qpn = sq->remote_qpn,
+		.bytes = sq->bytes, .posted = sq->posted, .retransmissions = sq->retransmissions};
+
+	nic->c.msgs_completed++;
+	nic->open_msgs--;
+	nic_event(nic, now, "MSG_COMPLETE", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
+		  sq->bytes);
+	nic_send_close(nic, sq, now);
+	nic->host.completion(nic->host.ctx, MSG_COMPLETE, &m, now);
+}
+
+/* Seed: only a cumulative ACK completes a message; it gives no RTT sample
+ * and does not run the congestion window's routines. */
+void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now)
+{
+	struct nic_qp_send *sq = send_qp(nic, p);
+	int64_t cack;
+
+	nic->c.rx_ack++;
+	nic_monitor(nic, now, false, p, p->dqpn, 0, 0);
+	if (!sq)
+		return;
+	cack = psn_to_idx(sq, p->psn);
+	apply_cumulative(nic, sq, p->psn);
+	if (cack + 1 > (int64_t)sq->cack_acked && cack < (int64_t)sq->next_sent)
+		sq->cack_acked = (uint64_t)cack + 1;
+	if (sq->cack_acked >= sq->npkts)
+		msg_complete(nic, sq, now);
+	else
+		nic_qp_update(nic, sq);
+}
+
+/* An RTT sample (seed, RTT measurement; PROTOCOL.md §4): LocalDatabase
+ * takes it only from a packet sent once; WireTimestamp from the echo. */
+static ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t idx, bool has_echo,
+		       uint16_t echo, uint16_t service, ps_t now)
+{
+	const ps_t unit = 128 * PS_PER_NS;
+	ps_t svc = service * unit, rtt;
+
+	if (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP) {
+		if (!has_echo)
+			return 0;
+		rtt = (ps_t)(((uint16_t)(now / unit) - echo) & 0xFFFF) * unit;
+	} else {
+		struct nic_seg *s = nic_seg(sq, (uint64_t)idx);
+		if (idx < 0 || (uint64_t)idx >= sq->next_sent || s->idx != (uint64_t)idx ||
+		    s->tx_count != 1)
+			return 0;
+		rtt = now - s->tx_start;
+	}
+	if (rtt <= svc)
+		return 0;
+	nic->c.rtt_samples++;
+	return rtt - svc;
+}
+
+/* Seed, Loss detection from SACK gaps: every packet still outstanding more
+ * than SACKLossMinRetxPkts PSNs below the highest PSN the bitmap lists is
+ * presumed lost, once; the QP then looks for no further gaps until its
+ * cumulative PSN reaches the highest PSN sent when recovery began. */
+static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest, ps_t now)
+{
+	uint64_t k = nic->a.sack_loss_min_retx;
+	bool found = false;
+
+	if (sq->recovery || highest < sq->snd_una + k + 1)
+		return;
+	for (uint64_t i = sq->snd_una; i + k < highest; i++) {
+		struct nic_seg *s = nic_seg(sq, i);
+		if (s->state != SEG_OUTSTANDING || s->gap_queued)
+			continue;
+		s->gap_queued = true;
+		found = true;
+		nic_timer_stop(nic, s);
+		nic_seg_leave_flight(nic, sq, s);
+		nic_cc_on_loss(nic, sq->group, nic_seg_nominal(nic, s->len), now);
+		s->sched_k = 1;
+		nic->c.retx_sack_gap++;
+		nic_rtx_queue(nic, sq, s, RTX_SACK_GAP, now);
+	}
+	if (found) {
+		sq->recovery = true;
+		sq->recovery_end = sq->next_sent - 1;
+	}
+}
+
+/* Seed, Selective acknowledgements: the sender retires the cumulative PSN
+ * and each PSN the bitmap lists, takes an RTT sample, feeds congestion
+ * control with the received bytes, and looks for gaps. */
+void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
+{
+	const struct wire_seth *s = &p->u.sack.seth;
+	const struct wire_ccstate *cc = &p->u.sack.cc;
+	struct nic_qp_send *sq;
+	uint64_t highest = 0, acked = 0;
+	int64_t cack, base, drawn;
+	ps_t rtt;
+
+	nic->c.rx_sack++;
+	if (s->pr) { /* a probe's answer: path feedback, kept by spraying */
+		nic_monitor(nic, now, false, p, p->dqpn, s->responder_qpn, 0);
+		return;
+	}
+	if (!(sq = send_qp(nic, p))) {
+		nic_monitor(nic, now, false, p, p->dqpn, s->responder_qpn, 0);
+		return;
+	}
+	learn_remote(sq, s->responder_qpn);
+	cack = psn_to_idx(sq, s->cack_psn);
+	drawn = cack + s->ack_psn_offset;
+	rtt = rtt_sample(nic, sq, drawn, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, cc->ts_echo,
+			 cc->service_time, now);
+	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
+	apply_cumulative(nic, sq, s->cack_psn);
+	base = cack + s->sack_offset;
+	for (unsigned i = 0; i < 64; i++) {
+		if (!(s->bitmap >> i & 1) || !idx_sent(sq, base + i))
+			continue;
+		retire(nic, sq, nic_seg(sq, (uint64_t)(base + i)));
+		highest = (uint64_t)(base + i);
+	}
+	/* §12 rule 6: received bytes are a per-QP running count; a delta of
+	 * 2^23 units or more is an older SACK, reordered. */
+	if (sq->rcv_units_seen) {
+		uint32_t d = (cc->rcv_bytes - sq->rcv_units) & 0xFFFFFF;
+		if (d < (1u << 23)) {
+			acked = (uint64_t)d * 256;
+			sq->rcv_units = cc->rcv_bytes;
+		}
+	} else {
+		acked = (uint64_t)cc->rcv_bytes * 256;
+		sq->rcv_units = cc->rcv_bytes;
+		sq->rcv_units_seen = true;
+	}
+	nic_cc_on_sack(nic, sq->group, acked, rtt, s->m == WIRE_M_SKIP_ONCE, now);
+	if (s->bitmap)
+		sack_gaps(nic, sq, highest, now);
+	nic_qp_update(nic, sq);
+}
+
+/* The retry budget: LinearRetryCount + ExponentialRetryCount, except that
+ * ExponentialRetryCount 25 means no budget (seed). */
+static bool budget_spent(const struct nic_attrs *a, unsigned used)
+{
+	return a->exponential_retry_count < 25 &&
+	       used >= a->linear_retry_count + a->exponential_retry_count;
+}
+
+static bool nack_code_known(uint8_t code)
+{
+	return code == WIRE_NACK_TRIMMED || code == WIRE_NACK_TRIMMED_LASTHOP ||
+	       code == WIRE_NACK_PSN_OOR_WINDOW;
+}
+
+/* Seed, NACKs: the named packet is retransmitted ahead of new data; a NACK
+ * for a packet already acknowledged changes nothing.  NACK retransmissions
+ * have their own budget, and restart the timer schedule. */
+void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
+{
+	const struct wire_neth *n = &p->u.neth;
+	struct nic_qp_send *sq;
+	struct nic_seg *s;
+	int64_t idx;
+	ps_t rtt;
+
+	nic->c.rx_nack++;
+	if (!nack_code_known(n->code)) {
+		nic->c.rx_nack_unknown++;
+		nic_monitor(nic, now, false, p, p->dqpn, n->responder_qpn, 0);
+		return;
+	}
+	if (!(sq = send_qp(nic, p))) {
+		nic_monitor(nic, now, false, p, p->dqpn, n->responder_qpn, 0);
+		return;
+	}
+	learn_remote(sq, n->responder_qpn);
+	idx = psn_to_idx(sq, n->nack_psn);
+	rtt = rtt_sample(nic, sq, idx, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, n->ts_echo, 0, now);
+	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
+	if (!idx_sent(sq, idx))
+		return;
+	s = nic_seg(sq, (uint64_t)idx);
+	if (s->state != SEG_OUTSTANDING)
+		return;
+	if (budget_spent(&nic->a, s->nacks)) {
+		nic_qp_error(nic, sq, now);
+		return;
+	}
+	s->nacks++;
+	nic_timer_stop(nic, s);
+	nic_seg_leave_flight(nic, sq, s);
+	if (n->code != WIRE_NACK_PSN_OOR_WINDOW)
+		nic_cc_on_trim_nack(nic, sq->group, now);
+	s->sched_k = 1;
+	nic->c.retx_nack++;
+	nic_rtx_queue(nic, sq, s, RTX_NACK, now);
+}
+
+/* ---- retransmission timers --------------------------------------------- */
+
+/* PROTOCOL.md §11: timer k runs InitialAckTimeout while k <= LinearRetryCount,
+ * then doubles (at most 25 doublings, §12 rule 7); FixedRexmitTimeEnable
+ * keeps every timer at InitialAckTimeout.  Rounded down to whole
+ * microseconds, at least 1 µs. */
+ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k)
+{
+	ps_t t = a->initial_ack_timeout;
+
+	if (!a->fixed_rexmit_time && k > a->linear_retry_count) {
+		unsigned d = k - a->linear_retry_count;
+		t <<= d > 25 ? 25 : d;
+	}
+	t -= t % PS_PER_US;
+	return t < PS_PER_US ? PS_PER_US : t;
+}
+
+static void timer_fire(void *arg, ps_t now);
+
+/* §12 rule 7: the NIC checks its timers at every whole microsecond; a timer
+ * started at s expires at the first check at or after s + its duration. */
+void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now)
+{
+	ps_t due = now + nic_timer_duration(&nic->a, s->sched_k);
+
+	due = (due + PS_PER_US - 1) / PS_PER_US * PS_PER_US;
+	s->timer = events_schedule(nic->ev, due, timer_fire, s);
+}
+
+void nic_timer_stop(struct nic *nic, struct nic_seg *s)
+{
+	if (s->timer) {
+		events_cancel(nic->ev, s->timer);
+		s->timer = 0;
+	}
+}
+
+/* Seed: on expiry the packet leaves flight, congestion control reacts, and
+ * it is queued for retransmission ahead of new data; the transmit process
+ * restarts at once.  Past the budget, the QP enters the error state. */
+static void timer_fire(void *arg, ps_t now)
+{
+	struct nic_seg *s = arg;
+	struct nic_qp_send *sq = s->sq;
+	struct nic *nic = sq->nic;
+
+	s->timer = 0;
+	if (s->state != SEG_OUTSTANDING)
+		return;
+	if (budget_spent(&nic->a, s->timeouts)) {
+		nic_qp_error(nic, sq, now);
+		return;
+	}
+	s->timeouts++;
+	s->sched_k++;
+	nic_seg_leave_flight(nic, sq, s);
+	nic_cc_on_loss(nic, sq->group, nic_seg_nominal(nic, s->len), now);
+	nic->c.retx_timeout++;
+	nic_rtx_queue(nic, sq, s, RTX_TIMEOUT, now);
+	nic_tx_pass(nic, now);
+}
+
+/* ---- completion --------------------------------------------------------- */
+
+static void rerequest_check(void *arg, ps_t now);
+
+/* PROTOCOL.md §10: SEND_COMPLETE when the message's last packet has been
+ * serialized for the first time; from then on the re-request checks run
+ * every 2 x InitialAckTimeout. */
+void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	struct nic_msg_info m = {.msg_id = sq->msg_id, .msg_index = sq->msg_index,
+				 .src_ip = nic->ip, .dst_ip = sq->peer_ip, .local_qpn = sq->qpn,
+				 .bytes = sq->bytes, .posted = sq->posted};
+
+	sq->send_complete = true;
+	nic_event(nic, now, "SEND_COMPLETE", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
+		  sq->bytes);
+	sq->rerequest = events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout,
+					rerequest_check, sq);
+	nic->host.completion(nic->host.ctx, SEND_COMPLETE, &m, now);
+}
+
+/* Seed, Completion re-request: every packet SACKed but no cumulative ACK
+ * covering the message: send its last packet again as a duplicate with the
+ * ACK-request and retransmit flags; it is not a retransmission (§12 r10). */
+static void rerequest_check(void *arg, ps_t now)
+{
+	struct nic_qp_send *sq = arg;
+	struct nic *nic = sq->nic;
+	struct nic_seg *s = nic_seg(sq, sq->npkts - 1);
+	uint32_t wire = nic_seg_wire(nic, s->len);
+
+	sq->rerequest = events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout,
+					rerequest_check, sq);
+	if (sq->outstanding || sq->next_fetch < sq->npkts ||
+	    nic->egress_data_used + wire > nic->a.egress_data_pool)
+		return;
+	struct pkt *p = nic_build_rtx(nic, sq, s, now);
+	if (!p)
+		return;
+	nic->egress_data_used += wire;
+	p->tx_count = s->tx_count;
+	p->rtx_origin = RTX_REREQUEST;
+	nic->c.completion_rerequests++;
+	nic_port_send(nic, p, false, now);
+}

@@ -1,0 +1,168 @@
+/* nicd/stats.c — the NIC's records (seed, Records; INTERFACES.md):
+ * mrc-transport-stats every TransportStatsReportInterval, mrc-events,
+ * mrc-monitor (triggers all and qp_error, PROTOCOL.md §12 rule 14) and
+ * mrc-cc. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_impl.h"
+
+const char NIC_EVENTS_HEADER[] =
+	"time_ps,node,event,local_ip,local_qpn,remote_ip,remote_qpn,msg_id,bytes";
+const char NIC_MONITOR_HEADER[] =
+	"time_ps,node,direction,local_ip,local_qpn,remote_ip,remote_qpn,packet_type,bth_psn,"
+	"ar_bit,rtx_bit,dscp,tx_count,rtx_origin,entropy,wire_bytes,sack_drawn_psn,sack_cack,"
+	"sack_bitmap_psns,nack_code,rtt_ps";
+const char NIC_CC_HEADER[] = "time_ps,node,remote_ip,cwnd,inflight,cause";
+
+static const char *const counter_names[] = {
+#define NIC_COUNTER_NAME(n) #n,
+	NIC_COUNTERS(NIC_COUNTER_NAME)
+#undef NIC_COUNTER_NAME
+};
+#define NCOUNTERS (sizeof(counter_names) / sizeof(counter_names[0]))
+
+static uint64_t *counter_at(struct nic_counters *c, size_t i)
+{
+	return (uint64_t *)c + i; /* the struct is NCOUNTERS uint64_t, then the array */
+}
+
+static size_t counter_count(void)
+{
+	return NCOUNTERS + WIRE_ERROR_COUNT - 1; /* WIRE_OK is no drop */
+}
+
+static const char *counter_name(size_t i, char *buf, size_t len)
+{
+	if (i < NCOUNTERS)
+		return counter_names[i];
+	snprintf(buf, len, "rx_drop_%s", wire_error_name((enum wire_error)(i - NCOUNTERS + 1)));
+	return buf;
+}
+
+static uint64_t *counter_ref(struct nic_counters *c, size_t i)
+{
+	return i < NCOUNTERS ? counter_at(c, i) : &c->rx_drop_wire[i - NCOUNTERS + 1];
+}
+
+const char *nic_stats_header(void)
+{
+	static char header[8192];
+	char name[64];
+	size_t n;
+
+	if (header[0])
+		return header;
+	n = (size_t)snprintf(header, sizeof(header), "time_ps,node,local_ip");
+	for (size_t i = 0; i < counter_count(); i++) {
+		const char *c = counter_name(i, name, sizeof(name));
+		n += (size_t)snprintf(header + n, sizeof(header) - n, ",total_%s,ivl_total_%s", c, c);
+	}
+	snprintf(header + n, sizeof(header) - n, ",cwnd_min,cwnd_max");
+	return header;
+}
+
+uint64_t nic_counter(const struct nic *nic, const char *name)
+{
+	char buf[64];
+
+	for (size_t i = 0; i < counter_count(); i++)
+		if (!strcmp(counter_name(i, buf, sizeof(buf)), name))
+			return *counter_ref((struct nic_counters *)&nic->c, i);
+	return UINT64_MAX;
+}
+
+/* One row for the NIC: totals so far and the interval since the last row. */
+void nic_stats_row(struct nic *nic, ps_t now)
+{
+	struct csv *c = nic->rec.stats;
+
+	if (!c || !nic->a.transport_stats)
+		return;
+	csv_u64(c, now);
+	csv_str(c, nic->name);
+	csv_ipv4(c, nic->ip);
+	for (size_t i = 0; i < counter_count(); i++) {
+		uint64_t total = *counter_ref(&nic->c, i), *last = counter_ref(&nic->ivl, i);
+		csv_u64(c, total);
+		csv_u64(c, total - *last);
+		*last = total;
+	}
+	csv_u64(c, nic->cwnd_min == UINT64_MAX ? 0 : nic->cwnd_min);
+	csv_u64(c, nic->cwnd_max);
+	csv_end(c);
+	nic->cwnd_min = UINT64_MAX;
+	nic->cwnd_max = 0;
+	nic->last_stats = now;
+}
+
+static void stats_tick(void *arg, ps_t now)
+{
+	struct nic *nic = arg;
+
+	nic_stats_row(nic, now);
+	nic->stats_timer = events_schedule(nic->ev, now + nic->a.stats_interval, stats_tick, nic);
+}
+
+void nic_stats_start(struct nic *nic)
+{
+	nic->cwnd_min = UINT64_MAX;
+	if (nic->rec.stats && nic->a.transport_stats && nic->a.stats_interval)
+		nic->stats_timer = events_schedule(nic->ev, nic->a.stats_interval, stats_tick, nic);
+}
+
+void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn,
+	       uint32_t remote_ip, uint32_t remote_qpn, uint64_t msg_id, uint64_t bytes)
+{
+	struct csv *c = nic->rec.events;
+
+	if (!c || !nic->a.event_logging)
+		return;
+	csv_u64(c, now);
+	csv_str(c, nic->name);
+	csv_str(c, what);
+	csv_ipv4(c, nic->ip);
+	csv_u64(c, local_qpn);
+	csv_ipv4(c, remote_ip);
+	csv_u64(c, remote_qpn);
+	csv_u64(c, msg_id);
+	csv_u64(c, bytes);
+	csv_end(c);
+}
+
+void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t now)
+{
+	if (g->cwnd < nic->cwnd_min)
+		nic->cwnd_min = g->cwnd;
+	if (g->cwnd > nic->cwnd_max)
+		nic->cwnd_max = g->cwnd;
+	if (!nic->rec.cc || !nic->a.cc_trace)
+		return;
+	csv_u64(nic->rec.cc, now);
+	csv_str(nic->rec.cc, nic->name);
+	csv_ipv4(nic->rec.cc, g->peer_ip);
+	csv_u64(nic->rec.cc, g->cwnd);
+	csv_u64(nic->rec.cc, g->inflight);
+	csv_str(nic->rec.cc, cause);
+	csv_end(nic->rec.cc);
+}
+
+/* PROTOCOL.md §3: the role a codepoint names. */
+const char *nic_role_name(const struct nic *nic, uint8_t dscp)
+{
+	const struct nic_attrs *a = &nic->a;
+
+	if (dscp == a->dscp_trimmable)
+		return "trimmable";
+	if (dscp == a->dscp_trimmable_retx)
+		return "trimmable_retx";
+	if (dscp == a->dscp_no_trim)
+		return "no_trim";
+	if (dscp == a->dscp_control)
+		return "control";
+	if (dscp == a->dscp_trimmed)
+		return "trimmed";
+	if (dscp == a->dscp_trimmed_last_hop)
+		return "trimmed_last_hop";
+	return "other";
+}

@@ -39,30 +39,38 @@ TEST_HELPER_OBJS := $(TEST_HELPERS:%.c=$(BUILD)/obj/%.o)
 TOOLS_SRCS := $(wildcard tests/tools/*.c)
 TOOLS     := $(TOOLS_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 
+# Quiet unless V=1: one line a file, and only when there is work.
+Q := $(if $(V),,@)
 .PHONY: all test check demo bench clean install
 all: $(BINS) $(TESTS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/mrcemu: $(BUILD)/obj/emulator/mrcemu.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(BUILD)/nicd: $(BUILD)/obj/nicd/main.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(BUILD)/switchd: $(BUILD)/obj/switchd/main.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_HELPER_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) $(CMOCKA) -o $@
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) $(CMOCKA) -o $@
 $(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(TEST_HELPER_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 # The suite: every cmocka binary, then every tests/*.sh, from the top folder.
 test: all

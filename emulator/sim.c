@@ -15,6 +15,7 @@
 
 #include "../nicd/nic.h"
 #include "../pcap/capture.h"
+#include "driver.h"
 #include "events.h"
 #include "hmap.h"
 #include "link.h"
@@ -49,26 +50,13 @@ struct sim_node {
 	int nports;
 };
 
-struct sim_msg {
-	struct sim *sim;
-	const struct workload_msg *w;
-	long *dependents;
-	int ndependents, deps_left;
-	uint32_t msg_index;
-	ps_t posted, send_complete, recv_complete, complete;
-	uint64_t retransmissions;
-	bool is_posted, sent, received, done, failed, verified;
-};
-
 struct sim {
 	struct topology *t;
 	struct workload w;
 	struct events *q;
 	struct pkt_pool pool;
 	struct sim_node *nodes;
-	struct sim_msg *msgs;
-	struct hmap by_index; /* src node << 32 | msg index -> msg + 1 */
-	uint64_t finished;    /* messages completed or failed */
+	struct driver driver;
 	struct nic_records rec;
 	struct csv *messages;
 	uint8_t frame[WIRE_MAX_FRAME];
@@ -125,116 +113,20 @@ static void transmit(void *ctx, struct pkt *p, ps_t arrival)
 
 /* ---- the workload ------------------------------------------------------- */
 
-static void post(void *arg, ps_t now)
+static struct nic *nic_of(void *ctx, int node)
 {
-	struct sim_msg *m = arg;
-	struct sim *s = m->sim;
-	struct sim_node *src = &s->nodes[m->w->src];
-
-	m->is_posted = true;
-	m->posted = now;
-	m->msg_index = nic_post_message(src->nic, s->t->nodes[m->w->dst].ip, m->w->bytes, m->w->id,
-					now);
-	if (!m->msg_index) {
-		m->failed = true;
-		s->finished++;
-		return;
-	}
-	hmap_put(&s->by_index, (uint64_t)m->w->src << 32 | m->msg_index, m);
-}
-
-static void schedule_post(struct sim *s, struct sim_msg *m, ps_t now)
-{
-	events_schedule(s->q, m->w->at > now ? m->w->at : now, post, m);
-}
-
-/* INTERFACES.md: `after` waits for MSG_COMPLETE of messages the posting node
- * sends, RECV_COMPLETE of those it receives. */
-static void release(struct sim *s, struct sim_msg *m, int node, ps_t now)
-{
-	for (int i = 0; i < m->ndependents; i++) {
-		struct sim_msg *d = &s->msgs[m->dependents[i]];
-		if (d->w->src == node && --d->deps_left == 0)
-			schedule_post(s, d, now);
-	}
-}
-
-static struct sim_msg *msg_of(struct sim *s, uint32_t src_ip, uint32_t msg_index)
-{
-	int src = topology_find_ip(s->t, src_ip);
-	return src < 0 ? NULL : hmap_get(&s->by_index, (uint64_t)src << 32 | msg_index);
+	return ((struct sim *)ctx)->nodes[node].nic;
 }
 
 static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *i,
 		       ps_t now)
 {
-	struct sim_node *n = ctx;
-	struct sim *s = n->sim;
-	struct sim_msg *m = msg_of(s, i->src_ip, i->msg_index);
-
-	if (!m)
-		return;
-	switch (what) {
-	case SEND_COMPLETE:
-		m->sent = true;
-		m->send_complete = now;
-		break;
-	case RECV_COMPLETE:
-		m->received = true;
-		m->recv_complete = now;
-		m->verified = i->verified;
-		release(s, m, m->w->dst, now);
-		break;
-	case MSG_COMPLETE:
-		m->done = true;
-		m->complete = now;
-		m->retransmissions = i->retransmissions;
-		s->finished++;
-		release(s, m, m->w->src, now);
-		break;
-	}
+	driver_completion(&((struct sim_node *)ctx)->sim->driver, what, i, now);
 }
 
 static void failed(void *ctx, const struct nic_msg_info *i, ps_t now)
 {
-	struct sim_node *n = ctx;
-	struct sim_msg *m = msg_of(n->sim, i->src_ip, i->msg_index);
-
-	(void)now;
-	if (m && !m->failed) {
-		m->failed = true;
-		m->retransmissions = i->retransmissions;
-		n->sim->finished++;
-	}
-}
-
-static bool workload_start(struct sim *s, FILE *report)
-{
-	s->msgs = calloc(s->w.count ? s->w.count : 1, sizeof(*s->msgs));
-	if (!s->msgs)
-		return false;
-	for (size_t i = 0; i < s->w.count; i++) {
-		s->msgs[i].sim = s;
-		s->msgs[i].w = &s->w.msgs[i];
-		s->msgs[i].deps_left = s->w.msgs[i].nafter;
-	}
-	for (size_t i = 0; i < s->w.count; i++) {
-		const struct workload_msg *w = &s->w.msgs[i];
-		for (int k = 0; k < w->nafter; k++) {
-			struct sim_msg *dep = &s->msgs[workload_find(&s->w, w->after[k])];
-			long *d = realloc(dep->dependents, (dep->ndependents + 1) * sizeof(long));
-			if (!d) {
-				fprintf(report, "mrcemu: out of memory\n");
-				return false;
-			}
-			dep->dependents = d;
-			d[dep->ndependents++] = (long)i;
-		}
-	}
-	for (size_t i = 0; i < s->w.count; i++)
-		if (!s->msgs[i].deps_left)
-			schedule_post(s, &s->msgs[i], 0);
-	return true;
+	driver_failed(&((struct sim_node *)ctx)->sim->driver, i, now);
 }
 
 /* ---- building the engines ----------------------------------------------- */
@@ -354,39 +246,8 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 	if (ok && ANY_NIC(s->t, cc_trace))
 		s->rec.cc = open_record(dir, "mrc-cc.csv", NIC_CC_HEADER, report, &ok);
 	if (ok)
-		s->messages = open_record(dir, "messages.csv",
-					  "id,src,dst,bytes,posted_ps,send_complete_ps,"
-					  "recv_complete_ps,complete_ps,fct_ps,retransmissions,"
-					  "verified",
-					  report, &ok);
+		s->messages = open_record(dir, "messages.csv", DRIVER_MESSAGES_HEADER, report, &ok);
 	return ok;
-}
-
-static void csv_time(struct csv *c, bool known, ps_t t)
-{
-	if (known)
-		csv_u64(c, t);
-	else
-		csv_str(c, "");
-}
-
-static void write_messages(struct sim *s)
-{
-	for (size_t i = 0; i < s->w.count; i++) {
-		const struct sim_msg *m = &s->msgs[i];
-		csv_u64(s->messages, m->w->id);
-		csv_str(s->messages, s->t->nodes[m->w->src].name);
-		csv_str(s->messages, s->t->nodes[m->w->dst].name);
-		csv_u64(s->messages, m->w->bytes);
-		csv_time(s->messages, m->is_posted, m->posted);
-		csv_time(s->messages, m->sent, m->send_complete);
-		csv_time(s->messages, m->received, m->recv_complete);
-		csv_time(s->messages, m->done, m->complete);
-		csv_time(s->messages, m->done, m->complete - m->posted);
-		csv_u64(s->messages, m->retransmissions);
-		csv_bool(s->messages, m->done && m->received && m->verified);
-		csv_end(s->messages);
-	}
 }
 
 /* ---- the run ------------------------------------------------------------- */
@@ -403,26 +264,14 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->w.count; i++) {
-		const struct sim_msg *m = &s->msgs[i];
-		if (m->done)
-			r->completed++;
-		if (m->failed)
-			r->failed++;
-		if (m->done && !(m->received && m->verified))
-			r->unverified++;
+		const struct driver_msg *m = &s->driver.msgs[i];
+		r->completed += m->done;
+		r->failed += m->failed;
+		r->unverified += m->done && !(m->received && m->verified);
 		if (m->done && fct)
 			fct[n++] = m->complete - m->posted;
-		if (!m->done && report)
-			fprintf(report, "message %llu (%s to %s, %llu bytes) did not complete%s\n",
-				(unsigned long long)m->w->id, s->t->nodes[m->w->src].name,
-				s->t->nodes[m->w->dst].name, (unsigned long long)m->w->bytes,
-				m->failed      ? ": its QP entered the error state"
-				: !m->is_posted ? ": never posted (its dependencies did not complete)"
-						: "");
-		else if (m->done && !(m->received && m->verified) && report)
-			fprintf(report, "message %llu completed but its bytes were not verified\n",
-				(unsigned long long)m->w->id);
 	}
+	driver_report(&s->driver, report);
 	if (fct && n) {
 		qsort(fct, n, sizeof(*fct), cmp_ps);
 		r->fct_p50 = fct[(n - 1) / 2];
@@ -448,7 +297,7 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 
 static void run_loop(struct sim *s, ps_t until)
 {
-	while (s->finished < s->w.count) {
+	while (!driver_done(&s->driver)) {
 		ps_t next = events_next(s->q);
 		if (next == PS_NEVER || (until && next > until))
 			break;
@@ -473,11 +322,8 @@ static void sim_free(struct sim *s)
 		}
 		free(n->ports);
 	}
-	for (size_t i = 0; s->msgs && i < s->w.count; i++)
-		free(s->msgs[i].dependents);
-	free(s->msgs);
+	driver_destroy(&s->driver);
 	free(s->nodes);
-	hmap_destroy(&s->by_index);
 	if (s->q)
 		events_free(s->q);
 	pkt_pool_destroy(&s->pool);
@@ -528,7 +374,6 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	int rc = 2;
 
 	memset(r, 0, sizeof(*r));
-	hmap_init(&s.by_index);
 	if (!sim_load(&s, o, report))
 		goto out;
 	s.capture = o->capture || s.t->emu.capture;
@@ -543,14 +388,17 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	for (int i = 0; i < s.t->nnodes; i++)
 		if (!build_node(&s, i, r->outdir, report))
 			goto out;
-	if (!workload_start(&s, report))
+	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s)) {
+		fprintf(report, "mrcemu: out of memory\n");
 		goto out;
+	}
+	driver_start(&s.driver);
 	run_loop(&s, o->until ? o->until : s.t->emu.until);
 	r->end = events_now(s.q);
 	r->events = events_executed(s.q);
 	r->messages = s.w.count;
 	summarize(&s, r, report);
-	write_messages(&s);
+	driver_write_messages(&s.driver, s.messages);
 	rc = r->completed == r->messages && !r->unverified ? 0 : 1;
 out:
 	if (!close_records(&s))

@@ -29,7 +29,6 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic->port.rate = nic->a.data_rate < prm->peer_rate ? nic->a.data_rate : prm->peer_rate;
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
 	nic->next_qpn = FIRST_QPN;
-	nic->next_msg_index = 1;
 	hmap_init(&nic->send_qps);
 	hmap_init(&nic->recv_qps);
 	hmap_init(&nic->recv_by_src);
@@ -125,21 +124,21 @@ static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
 /* Seed, Queue pairs and messages: the doorbell creates the sending side and
  * queues the message in one step; the group joins the ready list and the
  * transmit process starts 15 ns later. */
-uint32_t nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
-			  ps_t now)
+bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
+		      ps_t now)
 {
 	struct nic_qp_send *sq;
 
 	/* RETH's DMA length is 32 bits. */
-	if (bytes > UINT32_MAX || dst_ip == nic->ip || !(sq = calloc(1, sizeof(*sq)))) {
+	if (bytes > UINT32_MAX || dst_ip == nic->ip || !msg_id || msg_id > NIC_MAX_MSG_ID ||
+	    !(sq = calloc(1, sizeof(*sq)))) {
 		nic->c.msgs_refused++;
-		return 0;
+		return false;
 	}
 	sq->nic = nic;
 	sq->qpn = alloc_qpn(nic);
 	sq->peer_ip = dst_ip;
 	sq->msg_id = msg_id;
-	sq->msg_index = nic->next_msg_index++;
 	sq->bytes = bytes;
 	sq->npkts = bytes ? (bytes + nic->a.mss - 1) / nic->a.mss : 1;
 	sq->posted = now;
@@ -149,7 +148,7 @@ uint32_t nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint
 		nic_group_put(nic, sq->group);
 		free(sq);
 		nic->c.msgs_refused++;
-		return 0;
+		return false;
 	}
 	hmap_put(&nic->send_qps, sq->qpn, sq);
 	nic->c.msgs_posted++;
@@ -158,7 +157,7 @@ uint32_t nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint
 	nic_event(nic, now, "QP_CREATED", sq->qpn, dst_ip, 0, msg_id, bytes);
 	nic_event(nic, now, "MSG_POSTED", sq->qpn, dst_ip, 0, msg_id, bytes);
 	events_schedule(nic->ev, now + 15 * PS_PER_NS, doorbell_start, sq);
-	return sq->msg_index;
+	return true;
 }
 
 /* PROTOCOL.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the

@@ -26,8 +26,8 @@ enum nic_completion { SEND_COMPLETE, RECV_COMPLETE, MSG_COMPLETE };
 
 /* What a completion tells the host about a message. */
 struct nic_msg_info {
-	uint64_t msg_id;       /* the workload's id (sender side), else 0 */
-	uint32_t msg_index;    /* the sender NIC's message index, from 1 */
+	uint64_t msg_id;       /* the workload's id; the receiver reads it from
+				  RETH's VA (PROTOCOL.md §1: the message index) */
 	uint32_t src_ip, dst_ip;
 	uint32_t local_qpn, remote_qpn;
 	uint64_t bytes;
@@ -81,10 +81,13 @@ struct nic *nic_new(const struct nic_params *p);
 void nic_free(struct nic *nic);
 
 /* The doorbell: creates the sending side of a new QP for one RDMA Write of
- * `bytes` to dst_ip and queues it (seed, Queue pairs and messages).
- * Returns the message index (from 1), or 0 if refused (counted). */
-uint32_t nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
-			  ps_t now);
+ * `bytes` to dst_ip and queues it (seed, Queue pairs and messages).  msg_id
+ * is the message index of PROTOCOL.md §1 (RETH VA = 0x1000_0000_0000 x id +
+ * offset, METH MSN = its low 16 bits), so both ends name the message alike:
+ * 1 <= msg_id <= NIC_MAX_MSG_ID.  Returns false if refused (counted). */
+#define NIC_MAX_MSG_ID ((1ULL << 20) - 1)
+bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
+		      ps_t now);
 
 /* A frame has arrived at the port.  The engine owns p from here. */
 void nic_receive(struct nic *nic, struct pkt *p, ps_t now);

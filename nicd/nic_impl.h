@@ -78,8 +78,7 @@ struct nic_qp_send {
 	struct nic_qp_send *turn_prev, *turn_next; /* the group's turn ring */
 	bool counted_rtx;      /* counted in the group's rtx_qps */
 
-	uint64_t msg_id;
-	uint32_t msg_index;
+	uint64_t msg_id;       /* the message index of PROTOCOL.md §1 */
 	uint64_t bytes;
 	uint64_t npkts;
 	ps_t posted;
@@ -129,7 +128,7 @@ struct nic_qp_recv {
 	bool recv_complete;
 	bool closed;            /* lingering closed record (§12 r11) */
 
-	uint32_t msg_index;
+	uint64_t msg_id;        /* from RETH VA: the sender's message index */
 	uint64_t dma_len;
 	bool dma_known;
 	uint64_t bytes_unique;  /* delivered once, not duplicates */
@@ -206,7 +205,6 @@ struct nic {
 	struct hmap dests;      /* ip -> nic_dest */
 	struct hmap monitor;    /* qpn -> kept rows (MonitorTriggers qp_error) */
 	uint32_t next_qpn;
-	uint32_t next_msg_index;
 	uint64_t nrecv_open;    /* receiving QPs counted against MaxQps */
 	uint64_t open_msgs;
 

@@ -217,7 +217,7 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_event(nic, now, "QP_ERROR", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
 		  sq->bytes);
 	nic_monitor_qp_error(nic, sq->qpn, now);
-	struct nic_msg_info m = {.msg_id = sq->msg_id, .msg_index = sq->msg_index,
+	struct nic_msg_info m = {.msg_id = sq->msg_id,
 				 .src_ip = nic->ip, .dst_ip = sq->peer_ip, .local_qpn = sq->qpn,
 				 .remote_qpn = sq->remote_qpn, .bytes = sq->bytes,
 				 .posted = sq->posted, .retransmissions = sq->retransmissions};

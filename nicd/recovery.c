@@ -70,7 +70,7 @@ static void learn_remote(struct nic_qp_send *sq, uint32_t responder_qpn)
 static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
 	struct nic_msg_info m = {
-		.msg_id = sq->msg_id, .msg_index = sq->msg_index, .src_ip = nic->ip,
+		.msg_id = sq->msg_id, .src_ip = nic->ip,
 		.dst_ip = sq->peer_ip, .local_qpn = sq->qpn, .remote_qpn = sq->remote_qpn,
 		.bytes = sq->bytes, .posted = sq->posted, .retransmissions = sq->retransmissions};
 
@@ -342,7 +342,7 @@ static void rerequest_check(void *arg, ps_t now);
  * every 2 x InitialAckTimeout. */
 void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
-	struct nic_msg_info m = {.msg_id = sq->msg_id, .msg_index = sq->msg_index,
+	struct nic_msg_info m = {.msg_id = sq->msg_id,
 				 .src_ip = nic->ip, .dst_ip = sq->peer_ip, .local_qpn = sq->qpn,
 				 .bytes = sq->bytes, .posted = sq->posted};
 

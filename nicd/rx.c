@@ -85,9 +85,9 @@ static void deliver(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p
 	if (!rq->dma_known) {
 		rq->dma_known = true;
 		rq->dma_len = p->dma_len;
-		rq->msg_index = (uint32_t)index;
+		rq->msg_id = (uint32_t)index;
 	}
-	if (index != rq->msg_index || p->dma_len != rq->dma_len ||
+	if (index != rq->msg_id || p->dma_len != rq->dma_len ||
 	    offset + p->payload_len > rq->dma_len)
 		rq->bad_offset = true;
 	if (p->payload)
@@ -101,7 +101,7 @@ static void deliver(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p
 
 static void recv_complete(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 {
-	struct nic_msg_info m = {.msg_index = rq->msg_index, .src_ip = rq->peer_ip,
+	struct nic_msg_info m = {.msg_id = rq->msg_id, .src_ip = rq->peer_ip,
 				 .dst_ip = nic->ip, .local_qpn = rq->qpn,
 				 .remote_qpn = rq->sender_qpn, .bytes = rq->dma_len};
 

@@ -213,13 +213,13 @@ static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct ni
 	if (s->idx + 1 == sq->npkts)
 		p->flags |= WIRE_BTH_A;
 	p->psn = (uint32_t)(s->idx & WIRE_PSN_MASK);
-	p->msn = (uint16_t)sq->msg_index;
+	p->msn = (uint16_t)sq->msg_id;
 	if (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP) {
 		p->flags |= WIRE_BTH_TS;
 		p->tseth_time = (uint16_t)(now / (128 * PS_PER_NS));
 	}
 	p->msg_offset = s->idx * nic->a.mss;
-	p->va = wire_va(sq->msg_index, p->msg_offset);
+	p->va = wire_va((uint32_t)sq->msg_id, p->msg_offset);
 	p->dma_len = (uint32_t)sq->bytes;
 	p->payload_len = s->len;
 	p->built = now;

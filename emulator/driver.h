@@ -1,0 +1,71 @@
+/* emulator/driver.h — the workload driver: posts a workload's messages at
+ * their time once their dependencies have completed, follows each
+ * message's completions, and writes messages.csv (INTERFACES.md).
+ *
+ * The simulation drives every NIC with one driver (node -1); a nicd daemon
+ * drives its own NIC (node = its index) and knows the sending columns of
+ * the messages it posts and the receiving columns of those it receives;
+ * `mrcemu run` merges the daemons' rows into one messages.csv. */
+#ifndef EMULATOR_DRIVER_H
+#define EMULATOR_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../nicd/nic.h"
+#include "events.h"
+#include "hmap.h"
+#include "records.h"
+#include "topology.h"
+#include "workload.h"
+
+struct driver;
+
+struct driver_msg {
+	struct driver *d;
+	const struct workload_msg *w;
+	long *dependents; /* messages whose `after` names this one */
+	int ndependents, deps_left;
+	ps_t posted, send_complete, recv_complete, complete;
+	uint64_t retransmissions;
+	bool is_posted, refused, sent, received, done, failed, verified;
+};
+
+struct driver {
+	const struct topology *t;
+	const struct workload *w;
+	struct events *q;
+	int node; /* -1: every NIC */
+	struct nic *(*nic_of)(void *ctx, int node);
+	void *ctx;
+	struct driver_msg *msgs;
+	struct hmap by_id; /* id -> msg */
+	uint64_t sends, sends_finished;   /* messages this driver posts */
+	uint64_t receives, receives_done; /* messages its NIC(s) receive */
+};
+
+extern const char DRIVER_MESSAGES_HEADER[];
+
+bool driver_init(struct driver *d, const struct topology *t, const struct workload *w,
+		 struct events *q, int node, struct nic *(*nic_of)(void *ctx, int node), void *ctx);
+void driver_destroy(struct driver *d);
+
+/* Schedule the posts of every message with no dependency. */
+void driver_start(struct driver *d);
+
+/* Feed the NICs' completion and failure callbacks here. */
+void driver_completion(struct driver *d, enum nic_completion what, const struct nic_msg_info *m,
+		       ps_t now);
+void driver_failed(struct driver *d, const struct nic_msg_info *m, ps_t now);
+
+/* Every message this driver posts has completed or failed. */
+bool driver_done(const struct driver *d);
+
+/* One messages.csv row per message the driver knows (all, or those its
+ * node sends or receives). */
+void driver_write_messages(const struct driver *d, struct csv *c);
+
+/* Report on `out` each message that did not complete, and why. */
+void driver_report(const struct driver *d, FILE *out);
+
+#endif

@@ -205,7 +205,8 @@ void driver_report(const struct driver *d, FILE *out)
 		else if (!m->is_posted)
 			why = "never posted: its dependencies did not complete";
 		else if (!m->done)
-			why = !m->sent ? "not every packet was sent" : "no cumulative ACK covered it";
+			why =
+			    !m->sent ? "not every packet was sent" : "no cumulative ACK covered it";
 		else if (receives(d, m) && !(m->received && m->verified))
 			why = "completed, but its bytes were not verified at the receiver";
 		if (why)

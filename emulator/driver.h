@@ -39,8 +39,8 @@ struct driver {
 	struct nic *(*nic_of)(void *ctx, int node);
 	void *ctx;
 	struct driver_msg *msgs;
-	struct hmap by_id; /* id -> msg */
-	uint64_t sends, sends_finished;   /* messages this driver posts */
+	struct hmap by_id;		  /* id -> msg */
+	uint64_t sends, sends_finished;	  /* messages this driver posts */
 	uint64_t receives, receives_done; /* messages its NIC(s) receive */
 };
 

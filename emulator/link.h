@@ -19,7 +19,7 @@ enum link_verdict { LINK_PASS, LINK_LOST, LINK_DOWN, LINK_DROP_RULE };
 struct link_end {
 	const struct link_attrs *attrs;
 	const struct topology *topo; /* to name the nodes of drop rules */
-	uint64_t rate;               /* bits/s this end serializes at */
+	uint64_t rate;		     /* bits/s this end serializes at */
 	ps_t delay;
 	struct rng rng;
 	int64_t drops_left[LINK_MAX_DROPS];

@@ -15,6 +15,7 @@
 
 #include "../nicd/nic.h"
 #include "../pcap/capture.h"
+#include "../switchd/switch.h"
 #include "driver.h"
 #include "events.h"
 #include "hmap.h"
@@ -37,7 +38,6 @@ struct sim_wire {
 struct sim_port {
 	struct sim *sim;
 	int node, port;
-	struct link_end link;
 	struct sim_wire out;
 	struct capture *cap;
 };
@@ -46,6 +46,8 @@ struct sim_node {
 	struct sim *sim;
 	int index;
 	struct nic *nic;
+	struct sw *sw;
+	struct link_end *links; /* one per port, sending direction */
 	struct sim_port *ports;
 	int nports;
 };
@@ -59,6 +61,7 @@ struct sim {
 	struct driver driver;
 	struct nic_records rec;
 	struct csv *messages;
+	struct csv *switch_stats;
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
 };
@@ -89,15 +92,18 @@ static void arrive(void *arg, ps_t now)
 	capture_pkt(w->sim, dst->ports[w->to_port].cap, p, now);
 	if (dst->nic)
 		nic_receive(dst->nic, p, now);
+	else if (dst->sw)
+		sw_receive(dst->sw, w->to_port, p, now);
 	else
 		pkt_put(&w->sim->pool, p);
 }
 
-/* A NIC's frame leaves its one port. */
-static void transmit(void *ctx, struct pkt *p, ps_t arrival)
+/* An engine's frame leaves port `port` of its node (ARCHITECTURE.md, The
+ * engine contract). */
+static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
 {
 	struct sim_node *n = ctx;
-	struct sim_port *port = &n->ports[0];
+	struct sim_port *port = &n->ports[port_index];
 	struct sim_wire *w = &port->out;
 
 	capture_pkt(port->sim, port->cap, p, events_now(port->sim->q));
@@ -111,6 +117,12 @@ static void transmit(void *ctx, struct pkt *p, ps_t arrival)
 			    arrive, w);
 }
 
+/* A NIC has one port. */
+static void nic_transmit(void *ctx, struct pkt *p, ps_t arrival)
+{
+	transmit(ctx, 0, p, arrival);
+}
+
 /* ---- the workload ------------------------------------------------------- */
 
 static struct nic *nic_of(void *ctx, int node)
@@ -118,8 +130,7 @@ static struct nic *nic_of(void *ctx, int node)
 	return ((struct sim *)ctx)->nodes[node].nic;
 }
 
-static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *i,
-		       ps_t now)
+static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *i, ps_t now)
 {
 	driver_completion(&((struct sim_node *)ctx)->sim->driver, what, i, now);
 }
@@ -155,6 +166,25 @@ static bool open_capture(struct sim *s, struct sim_port *port, const char *outdi
 	return port->cap != NULL;
 }
 
+static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
+{
+	const struct topo_node *tn = &s->t->nodes[n->index];
+	struct sw_params prm = {.name = tn->name,
+				.topo = s->t,
+				.node = n->index,
+				.links = n->links,
+				.events = s->q,
+				.pool = &s->pool,
+				.host = {.ctx = n, .transmit = transmit},
+				.stats = s->switch_stats};
+	char err[512];
+
+	n->sw = sw_new(&prm, err, sizeof(err));
+	if (!n->sw)
+		fprintf(report, "%s:%d: %s\n", s->t->path, tn->line, err);
+	return n->sw != NULL;
+}
+
 static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 {
 	const struct topo_node *tn = &s->t->nodes[i];
@@ -165,7 +195,8 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 	n->index = i;
 	n->nports = tn->nports;
 	n->ports = calloc(tn->nports ? tn->nports : 1, sizeof(*n->ports));
-	if (!n->ports)
+	n->links = calloc(tn->nports ? tn->nports : 1, sizeof(*n->links));
+	if (!n->ports || !n->links)
 		return false;
 	for (int p = 0; p < tn->nports; p++) {
 		struct sim_port *port = &n->ports[p];
@@ -173,30 +204,35 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 		port->sim = s;
 		port->node = i;
 		port->port = p;
-		link_end_init(&port->link, s->t, tp->link, i);
-		port->out = (struct sim_wire){.sim = s, .to_node = tp->peer,
-					      .to_port = tp->peer_port,
-					      .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS +
-								       tp->peer_port)};
+		link_end_init(&n->links[p], s->t, tp->link, i);
+		port->out = (struct sim_wire){
+		    .sim = s,
+		    .to_node = tp->peer,
+		    .to_port = tp->peer_port,
+		    .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS + tp->peer_port)};
 		if (s->capture && !open_capture(s, port, outdir, err, sizeof(err))) {
 			fprintf(report, "mrcemu: %s\n", err);
 			return false;
 		}
 	}
-	if (tn->kind == NODE_SWITCH) {
-		fprintf(report, "%s:%d: switch %s: switches are not simulated yet\n", s->t->path,
-			tn->line, tn->name);
-		return false;
-	}
+	if (tn->kind == NODE_SWITCH)
+		return build_switch(s, n, report);
 	if (tn->kind != NODE_NIC)
 		return true;
-	struct nic_params prm = {
-		.name = tn->name, .attrs = &tn->nic, .link = &n->ports[0].link,
-		.peer_rate = peer_rate(s->t, i, 0), .mac = tn->mac,
-		.peer_mac = s->t->nodes[tn->ports[0].peer].mac, .seed = s->t->emu.seed,
-		.events = s->q, .pool = &s->pool,
-		.host = {.ctx = n, .transmit = transmit, .completion = completion, .failed = failed},
-		.records = s->rec};
+	struct nic_params prm = {.name = tn->name,
+				 .attrs = &tn->nic,
+				 .link = &n->links[0],
+				 .peer_rate = peer_rate(s->t, i, 0),
+				 .mac = tn->mac,
+				 .peer_mac = s->t->nodes[tn->ports[0].peer].mac,
+				 .seed = s->t->emu.seed,
+				 .events = s->q,
+				 .pool = &s->pool,
+				 .host = {.ctx = n,
+					  .transmit = nic_transmit,
+					  .completion = completion,
+					  .failed = failed},
+				 .records = s->rec};
 	n->nic = nic_new(&prm);
 	return n->nic != NULL;
 }
@@ -213,8 +249,16 @@ static bool any_nic(const struct topology *t, size_t offset)
 
 #define ANY_NIC(t, field) any_nic(t, offsetof(struct nic_attrs, field))
 
-static struct csv *open_record(const char *dir, const char *name, const char *header,
-			       FILE *report, bool *ok)
+static bool any_switch_stats(const struct topology *t)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_SWITCH && t->nodes[i].sw.stats)
+			return true;
+	return false;
+}
+
+static struct csv *open_record(const char *dir, const char *name, const char *header, FILE *report,
+			       bool *ok)
 {
 	struct csv *c = csv_open(dir, name, header);
 
@@ -236,15 +280,18 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 		return false;
 	}
 	if (ANY_NIC(s->t, transport_stats))
-		s->rec.stats = open_record(dir, "mrc-transport-stats.csv", nic_stats_header(),
-					   report, &ok);
+		s->rec.stats =
+		    open_record(dir, "mrc-transport-stats.csv", nic_stats_header(), report, &ok);
 	if (ok && ANY_NIC(s->t, event_logging))
 		s->rec.events = open_record(dir, "mrc-events.csv", NIC_EVENTS_HEADER, report, &ok);
 	if (ok && ANY_NIC(s->t, monitor))
-		s->rec.monitor = open_record(dir, "mrc-monitor.csv", NIC_MONITOR_HEADER, report,
-					     &ok);
+		s->rec.monitor =
+		    open_record(dir, "mrc-monitor.csv", NIC_MONITOR_HEADER, report, &ok);
 	if (ok && ANY_NIC(s->t, cc_trace))
 		s->rec.cc = open_record(dir, "mrc-cc.csv", NIC_CC_HEADER, report, &ok);
+	if (ok && any_switch_stats(s->t))
+		s->switch_stats =
+		    open_record(dir, "switch-stats.csv", SW_STATS_HEADER, report, &ok);
 	if (ok)
 		s->messages = open_record(dir, "messages.csv", DRIVER_MESSAGES_HEADER, report, &ok);
 	return ok;
@@ -256,6 +303,21 @@ static int cmp_ps(const void *a, const void *b)
 {
 	ps_t x = *(const ps_t *)a, y = *(const ps_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+static void summarize_switch(struct sw *sw, struct sim_result *r)
+{
+	static const char *const queue[] = {"drop_queue_full", "drop_trim_queue_full", "drop_ttl",
+					    "drop_no_route"};
+	static const char *const link[] = {"drop_link_lost", "drop_link_down", "drop_link_rule",
+					   "drop_port_down"};
+
+	r->switch_trims += sw_counter(sw, "trimmed");
+	for (size_t k = 0; k < 4; k++) {
+		r->switch_drops += sw_counter(sw, queue[k]);
+		r->drops += sw_counter(sw, link[k]);
+	}
+	sw_finish(sw, r->end);
 }
 
 static void summarize(struct sim *s, struct sim_result *r, FILE *report)
@@ -281,6 +343,8 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 	free(fct);
 	for (int i = 0; i < s->t->nnodes; i++) {
 		struct nic *nic = s->nodes[i].nic;
+		if (s->nodes[i].sw)
+			summarize_switch(s->nodes[i].sw, r);
 		if (!nic)
 			continue;
 		r->data_pkts += nic_counter(nic, "tx_data_pkts");
@@ -290,7 +354,8 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 		r->rerequests += nic_counter(nic, "completion_rerequests");
 		r->trims += nic_counter(nic, "rx_trimmed");
 		r->drops += nic_counter(nic, "tx_drop_link_lost") +
-			    nic_counter(nic, "tx_drop_link_down") + nic_counter(nic, "tx_drop_rule");
+			    nic_counter(nic, "tx_drop_link_down") +
+			    nic_counter(nic, "tx_drop_rule");
 		nic_finish(nic, r->end, report);
 	}
 }
@@ -310,6 +375,7 @@ static void sim_free(struct sim *s)
 	for (int i = 0; s->nodes && i < s->t->nnodes; i++) {
 		struct sim_node *n = &s->nodes[i];
 		nic_free(n->nic);
+		sw_free(n->sw);
 		for (int p = 0; p < n->nports; p++) {
 			struct sim_wire *w = &n->ports[p].out;
 			while (w->head) {
@@ -321,6 +387,7 @@ static void sim_free(struct sim *s)
 				capture_close(n->ports[p].cap);
 		}
 		free(n->ports);
+		free(n->links);
 	}
 	driver_destroy(&s->driver);
 	free(s->nodes);
@@ -334,7 +401,8 @@ static void sim_free(struct sim *s)
 static bool close_records(struct sim *s)
 {
 	bool ok = true;
-	struct csv *all[] = {s->rec.stats, s->rec.events, s->rec.monitor, s->rec.cc, s->messages};
+	struct csv *all[] = {s->rec.stats, s->rec.events, s->rec.monitor,
+			     s->rec.cc,	   s->messages,	  s->switch_stats};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] && !csv_close(all[i]))
@@ -422,10 +490,12 @@ void sim_print_summary(const struct sim_result *r, FILE *out)
 		time_format(r->fct_p99, b, 32), time_format(r->fct_max, c, 32));
 	fprintf(out,
 		"data packets: %llu  retransmissions: timeout %llu, nack %llu, sack gap %llu; "
-		"re-requests %llu\ntrims: %llu  link drops: %llu\n",
+		"re-requests %llu\ntrims: %llu (switches %llu)  switch queue drops: %llu  "
+		"link drops: %llu\n",
 		(unsigned long long)r->data_pkts, (unsigned long long)r->retx_timeout,
 		(unsigned long long)r->retx_nack, (unsigned long long)r->retx_sack_gap,
 		(unsigned long long)r->rerequests, (unsigned long long)r->trims,
+		(unsigned long long)r->switch_trims, (unsigned long long)r->switch_drops,
 		(unsigned long long)r->drops);
 	fprintf(out, "virtual time: %s  events: %llu  cpu: %.3f s\nrecords: %s/\n",
 		time_format(r->end, d, 32), (unsigned long long)r->events, r->cpu_seconds,

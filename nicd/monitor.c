@@ -55,7 +55,7 @@ static void write_row(struct nic *nic, const struct nic_monitor_row *r)
 	csv_ipv4(c, r->remote_ip);
 	csv_u64(c, r->remote_qpn);
 	csv_str(c, type_name(r->opcode, r->dscp == nic->a.dscp_trimmed ||
-						r->dscp == nic->a.dscp_trimmed_last_hop));
+					    r->dscp == nic->a.dscp_trimmed_last_hop));
 	csv_u64(c, r->psn);
 	csv_u64(c, r->ar);
 	csv_u64(c, r->rtx);
@@ -67,8 +67,9 @@ static void write_row(struct nic *nic, const struct nic_monitor_row *r)
 	if (r->sack) {
 		for (unsigned i = 0; i < 64; i++)
 			if (r->bitmap >> i & 1)
-				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%u", n ? ";" : "",
-						      (uint32_t)((r->sack_base + i) & WIRE_PSN_MASK));
+				n += (size_t)snprintf(
+				    list + n, sizeof(list) - n, "%s%u", n ? ";" : "",
+				    (uint32_t)((r->sack_base + i) & WIRE_PSN_MASK));
 		csv_u64(c, (uint32_t)(r->sack_drawn & WIRE_PSN_MASK));
 		csv_u64(c, r->sack_cack);
 		csv_str(c, list);
@@ -86,16 +87,24 @@ static void write_row(struct nic *nic, const struct nic_monitor_row *r)
 }
 
 static struct nic_monitor_row make_row(const struct nic *nic, ps_t now, bool tx,
-				       const struct pkt *p, uint32_t local_qpn,
-				       uint32_t remote_qpn, ps_t rtt)
+				       const struct pkt *p, uint32_t local_qpn, uint32_t remote_qpn,
+				       ps_t rtt)
 {
-	struct nic_monitor_row r = {
-		.time = now, .tx = tx, .local_qpn = local_qpn,
-		.remote_ip = tx ? p->dst_ip : p->src_ip, .remote_qpn = remote_qpn,
-		.opcode = p->opcode, .dscp = p->dscp, .rtx_origin = p->rtx_origin,
-		.psn = p->psn, .wire_bytes = wire_len(p), .ar = p->flags & WIRE_BTH_A,
-		.rtx = p->flags & WIRE_BTH_RTX, .tx_count = tx ? p->tx_count : 0,
-		.entropy = p->sport, .rtt = rtt};
+	struct nic_monitor_row r = {.time = now,
+				    .tx = tx,
+				    .local_qpn = local_qpn,
+				    .remote_ip = tx ? p->dst_ip : p->src_ip,
+				    .remote_qpn = remote_qpn,
+				    .opcode = p->opcode,
+				    .dscp = p->dscp,
+				    .rtx_origin = p->rtx_origin,
+				    .psn = p->psn,
+				    .wire_bytes = wire_len(p),
+				    .ar = p->flags & WIRE_BTH_A,
+				    .rtx = p->flags & WIRE_BTH_RTX,
+				    .tx_count = tx ? p->tx_count : 0,
+				    .entropy = p->sport,
+				    .rtt = rtt};
 
 	(void)nic;
 	if (p->opcode == WIRE_OP_SACK) {

@@ -124,8 +124,7 @@ static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
 /* Seed, Queue pairs and messages: the doorbell creates the sending side and
  * queues the message in one step; the group joins the ready list and the
  * transmit process starts 15 ns later. */
-bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
-		      ps_t now)
+bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id, ps_t now)
 {
 	struct nic_qp_send *sq;
 
@@ -259,8 +258,9 @@ void nic_finish(struct nic *nic, ps_t now, FILE *report)
 		char dst[16];
 		if (!sq)
 			continue;
-		fprintf(report, "%s: message %llu (%llu bytes to %s) did not complete: %s, "
-				"%llu of %llu packets acknowledged\n",
+		fprintf(report,
+			"%s: message %llu (%llu bytes to %s) did not complete: %s, "
+			"%llu of %llu packets acknowledged\n",
 			nic->name, (unsigned long long)sq->msg_id, (unsigned long long)sq->bytes,
 			ipv4_format(sq->peer_ip, dst, sizeof(dst)), stuck_reason(sq),
 			(unsigned long long)(sq->next_fetch - sq->outstanding),

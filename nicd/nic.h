@@ -26,15 +26,15 @@ enum nic_completion { SEND_COMPLETE, RECV_COMPLETE, MSG_COMPLETE };
 
 /* What a completion tells the host about a message. */
 struct nic_msg_info {
-	uint64_t msg_id;       /* the workload's id; the receiver reads it from
-				  RETH's VA (PROTOCOL.md §1: the message index) */
+	uint64_t msg_id; /* the workload's id; the receiver reads it from
+			    RETH's VA (PROTOCOL.md §1: the message index) */
 	uint32_t src_ip, dst_ip;
 	uint32_t local_qpn, remote_qpn;
 	uint64_t bytes;
-	ps_t posted;           /* sender side */
+	ps_t posted;		  /* sender side */
 	uint64_t retransmissions; /* sender side: timeout + NACK + SACK gap */
-	bool verified;         /* receiver side: every byte accounted for and,
-				  where bytes exist, equal to the pattern */
+	bool verified;		  /* receiver side: every byte accounted for and,
+				     where bytes exist, equal to the pattern */
 };
 
 struct nic_host {
@@ -55,7 +55,7 @@ struct nic_records {
 	struct csv *stats;   /* mrc-transport-stats.csv */
 	struct csv *events;  /* mrc-events.csv */
 	struct csv *monitor; /* mrc-monitor.csv */
-	struct csv *cc;      /* mrc-cc.csv */
+	struct csv *cc;	     /* mrc-cc.csv */
 };
 
 /* Headers of those records, for whoever opens them. */
@@ -65,12 +65,12 @@ extern const char NIC_MONITOR_HEADER[];
 extern const char NIC_CC_HEADER[];
 
 struct nic_params {
-	const char *name;            /* node name, for records */
+	const char *name; /* node name, for records */
 	const struct nic_attrs *attrs;
-	struct link_end *link;       /* the port's link, sending direction */
-	uint64_t peer_rate;          /* the far end's rate (seed: min of both) */
+	struct link_end *link; /* the port's link, sending direction */
+	uint64_t peer_rate;    /* the far end's rate (seed: min of both) */
 	const uint8_t *mac, *peer_mac;
-	uint64_t seed;               /* topology seed */
+	uint64_t seed; /* topology seed */
 	struct events *events;
 	struct pkt_pool *pool;
 	struct nic_host host;
@@ -86,8 +86,7 @@ void nic_free(struct nic *nic);
  * offset, METH MSN = its low 16 bits), so both ends name the message alike:
  * 1 <= msg_id <= NIC_MAX_MSG_ID.  Returns false if refused (counted). */
 #define NIC_MAX_MSG_ID ((1ULL << 20) - 1)
-bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id,
-		      ps_t now);
+bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id, ps_t now);
 
 /* A frame has arrived at the port.  The engine owns p from here. */
 void nic_receive(struct nic *nic, struct pkt *p, ps_t now);

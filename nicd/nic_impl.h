@@ -11,15 +11,19 @@
 /* Counters of mrc-transport-stats (INTERFACES.md), each written as
  * total_<name> and ivl_total_<name>. */
 #define NIC_COUNTERS(X)                                                                            \
-	X(tx_data_pkts) X(tx_data_bytes) X(tx_retx_pkts) X(retx_timeout) X(retx_nack)              \
-	X(retx_sack_gap) X(tx_ack) X(tx_sack) X(tx_nack) X(tx_probe) X(tx_ar_pkts)                 \
-	X(completion_rerequests) X(rx_data_pkts) X(rx_data_bytes) X(rx_dup_pkts) X(rx_ooo_events)  \
-	X(rx_trimmed) X(rx_ack) X(rx_sack) X(rx_nack) X(rx_nack_unknown) X(rx_probe)               \
-	X(rx_drop_ingress_full) X(rx_drop_unknown_qp) X(rx_drop_max_qps) X(rx_drop_psn_window)    \
-	X(rx_drop_not_for_us) X(rx_drop_qp_error) X(rx_pattern_errors) X(tx_drop_link_lost)        \
-	X(tx_drop_link_down) X(tx_drop_rule) X(tx_drop_ctl_pool) X(msgs_posted) X(msgs_refused)   \
-	X(msgs_completed) X(msgs_received) X(qp_error) X(qps_created) X(qps_closed)                \
-	X(qps_reclaimed) X(timeouts_ignored) X(rtt_samples) X(pcie_write_bytes)
+	X(tx_data_pkts)                                                                            \
+	X(tx_data_bytes) X(tx_retx_pkts) X(retx_timeout) X(retx_nack) X(retx_sack_gap) X(tx_ack)   \
+	    X(tx_sack) X(tx_nack) X(tx_probe) X(tx_ar_pkts) X(completion_rerequests)               \
+		X(rx_data_pkts) X(rx_data_bytes) X(rx_dup_pkts) X(rx_ooo_events) X(rx_trimmed)     \
+		    X(rx_ack) X(rx_sack) X(rx_nack) X(rx_nack_unknown) X(rx_probe)                 \
+			X(rx_drop_ingress_full) X(rx_drop_unknown_qp) X(rx_drop_max_qps)           \
+			    X(rx_drop_psn_window) X(rx_drop_not_for_us) X(rx_drop_qp_error)        \
+				X(rx_pattern_errors) X(tx_drop_link_lost) X(tx_drop_link_down)     \
+				    X(tx_drop_rule) X(tx_drop_ctl_pool) X(msgs_posted)             \
+					X(msgs_refused) X(msgs_completed) X(msgs_received)         \
+					    X(qp_error) X(qps_created) X(qps_closed)               \
+						X(qps_reclaimed) X(timeouts_ignored)               \
+						    X(rtt_samples) X(pcie_write_bytes)
 
 struct nic_counters {
 #define NIC_COUNTER_FIELD(n) uint64_t n;
@@ -35,11 +39,11 @@ enum rtx_origin { RTX_NONE, RTX_TIMEOUT, RTX_NACK, RTX_SACK_GAP, RTX_REREQUEST }
  * it has sent and not yet seen acknowledged"). */
 enum seg_state {
 	SEG_FREE,
-	SEG_FETCHING,    /* payload on its way over PCIe */
-	SEG_EGRESS,      /* built, in the egress queue or on the wire */
+	SEG_FETCHING,	 /* payload on its way over PCIe */
+	SEG_EGRESS,	 /* built, in the egress queue or on the wire */
 	SEG_OUTSTANDING, /* sent, its retransmission timer running */
-	SEG_RTX_QUEUED,  /* waiting for its turn to be sent again */
-	SEG_RETIRED,     /* acknowledged */
+	SEG_RTX_QUEUED,	 /* waiting for its turn to be sent again */
+	SEG_RETIRED,	 /* acknowledged */
 };
 
 struct nic_qp_send;
@@ -47,20 +51,20 @@ struct nic_qp_send;
 struct nic_seg {
 	struct nic_qp_send *sq;
 	struct nic_seg *rtx_next; /* the QP's retransmission queue */
-	uint64_t idx;             /* segment index; PSN = idx mod 2^24 */
-	events_id timer;          /* retransmission timer, 0 = none */
-	ps_t tx_start;            /* start of the last serialization (§12 r9) */
-	uint32_t len;             /* payload bytes */
-	uint16_t ev;              /* entropy value of the last transmission */
-	uint16_t tx_count;        /* transmissions so far */
-	uint16_t timeouts;        /* timeout retransmissions (budget, §12 r7) */
-	uint16_t nacks;           /* NACK retransmissions (their own budget) */
-	uint8_t sched_k;          /* which timer of the schedule runs next */
-	uint8_t state;            /* enum seg_state */
-	uint8_t rtx_origin;       /* enum rtx_origin of the queued retransmission */
-	bool inflight;            /* counted in the group's bytes in flight */
-	bool in_rtx_list;         /* linked in the retransmission queue */
-	bool gap_queued;          /* a SACK gap queued it (at most once) */
+	uint64_t idx;		  /* segment index; PSN = idx mod 2^24 */
+	events_id timer;	  /* retransmission timer, 0 = none */
+	ps_t tx_start;		  /* start of the last serialization (§12 r9) */
+	uint32_t len;		  /* payload bytes */
+	uint16_t ev;		  /* entropy value of the last transmission */
+	uint16_t tx_count;	  /* transmissions so far */
+	uint16_t timeouts;	  /* timeout retransmissions (budget, §12 r7) */
+	uint16_t nacks;		  /* NACK retransmissions (their own budget) */
+	uint8_t sched_k;	  /* which timer of the schedule runs next */
+	uint8_t state;		  /* enum seg_state */
+	uint8_t rtx_origin;	  /* enum rtx_origin of the queued retransmission */
+	bool inflight;		  /* counted in the group's bytes in flight */
+	bool in_rtx_list;	  /* linked in the retransmission queue */
+	bool gap_queued;	  /* a SACK gap queued it (at most once) */
 };
 
 struct nic_group;
@@ -76,29 +80,29 @@ struct nic_qp_send {
 	struct nic_group *group;
 	struct nic_dest *dest;
 	struct nic_qp_send *turn_prev, *turn_next; /* the group's turn ring */
-	bool counted_rtx;      /* counted in the group's rtx_qps */
+	bool counted_rtx;			   /* counted in the group's rtx_qps */
 
-	uint64_t msg_id;       /* the message index of PROTOCOL.md §1 */
+	uint64_t msg_id; /* the message index of PROTOCOL.md §1 */
 	uint64_t bytes;
 	uint64_t npkts;
 	ps_t posted;
 
-	uint64_t next_fetch;   /* next new segment to fetch */
-	uint64_t snd_una;      /* cumulative PSN + 1, as an index */
-	uint64_t next_sent;    /* one past the highest index handed to the port */
-	uint64_t cack_acked;   /* cumulative ACK (opcode 0xD1) + 1, as an index */
-	bool recovery;         /* loss recovery (seed, Loss detection) */
+	uint64_t next_fetch; /* next new segment to fetch */
+	uint64_t snd_una;    /* cumulative PSN + 1, as an index */
+	uint64_t next_sent;  /* one past the highest index handed to the port */
+	uint64_t cack_acked; /* cumulative ACK (opcode 0xD1) + 1, as an index */
+	bool recovery;	     /* loss recovery (seed, Loss detection) */
 	uint64_t recovery_end;
-	uint64_t outstanding;  /* segments not retired */
+	uint64_t outstanding; /* segments not retired */
 
-	struct nic_seg *ring;  /* segments by idx & ring_mask */
+	struct nic_seg *ring; /* segments by idx & ring_mask */
 	uint64_t ring_mask;
 	struct nic_seg *rtx_head, *rtx_tail; /* may hold stale members */
-	uint64_t rtx_pending;  /* segments in SEG_RTX_QUEUED */
+	uint64_t rtx_pending;		     /* segments in SEG_RTX_QUEUED */
 
-	uint32_t rcv_units;    /* last CC_STATE received bytes (§12 r6) */
+	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
 	bool rcv_units_seen;
-	bool started;          /* 15 ns after the doorbell */
+	bool started; /* 15 ns after the doorbell */
 	bool send_complete, error;
 	uint64_t retransmissions;
 	events_id rerequest;
@@ -114,40 +118,40 @@ struct nic_qp_recv {
 	struct nic_dest *dest;
 
 	uint64_t next_expected; /* cumulative PSN + 1, as an index */
-	uint64_t *held;         /* out-of-order PSNs, bits by idx & held_mask */
+	uint64_t *held;		/* out-of-order PSNs, bits by idx & held_mask */
 	uint64_t held_mask;
 	uint64_t nheld;
 	uint64_t highest_held;
-	uint32_t sack_block;    /* round robin over held blocks */
+	uint32_t sack_block; /* round robin over held blocks */
 
-	uint64_t last_idx;      /* the message's last packet, when known */
+	uint64_t last_idx; /* the message's last packet, when known */
 	bool last_known;
-	uint32_t coalesce;      /* bytes counted since the last SACK (§12 r5) */
-	uint32_t rcv_units;     /* CC_STATE received bytes, 256-byte units */
-	bool ar_in_gap;         /* an ACK-request arrived while a gap was open */
+	uint32_t coalesce;  /* bytes counted since the last SACK (§12 r5) */
+	uint32_t rcv_units; /* CC_STATE received bytes, 256-byte units */
+	bool ar_in_gap;	    /* an ACK-request arrived while a gap was open */
 	bool recv_complete;
-	bool closed;            /* lingering closed record (§12 r11) */
+	bool closed; /* lingering closed record (§12 r11) */
 
-	uint64_t msg_id;        /* from RETH VA: the sender's message index */
+	uint64_t msg_id; /* from RETH VA: the sender's message index */
 	uint64_t dma_len;
 	bool dma_known;
-	uint64_t bytes_unique;  /* delivered once, not duplicates */
+	uint64_t bytes_unique; /* delivered once, not duplicates */
 	uint64_t pattern_errors;
 	bool bad_offset;
 	ps_t last_activity;
-	events_id timer;        /* idle reclaim, then linger */
+	events_id timer; /* idle reclaim, then linger */
 };
 
 /* A QP group (seed, QP groups and the transmit scheduler). */
 struct nic_group {
 	uint32_t peer_ip;
 	uint64_t cwnd;
-	uint64_t inflight;    /* nominal bytes, from fetch issue (seed) */
-	uint32_t refs;        /* send and receive sides that belong to it */
-	uint32_t rtx_qps;     /* QPs in the turn ring with a retransmission */
+	uint64_t inflight;	  /* nominal bytes, from fetch issue (seed) */
+	uint32_t refs;		  /* send and receive sides that belong to it */
+	uint32_t rtx_qps;	  /* QPs in the turn ring with a retransmission */
 	struct nic_qp_send *turn; /* next QP to serve */
 	bool on_list;
-	bool keyed;           /* in nic->groups (QPGroupsEnabled) */
+	bool keyed;		       /* in nic->groups (QPGroupsEnabled) */
 	struct nic_group *prev, *next; /* the ready list */
 };
 
@@ -160,23 +164,23 @@ struct nic_dest {
 struct nic_port {
 	struct pkt *ctl_head, *ctl_tail;
 	struct pkt *data_head, *data_tail;
-	uint64_t ctl_queued;   /* bytes waiting in the control queue */
+	uint64_t ctl_queued; /* bytes waiting in the control queue */
 	bool busy;
-	struct pkt *on_wire;   /* the frame being serialized */
+	struct pkt *on_wire; /* the frame being serialized */
 	ps_t on_wire_start;
-	bool down;             /* set by the control socket */
-	uint64_t rate;         /* min(DataRate, the far end's rate) */
+	bool down;     /* set by the control socket */
+	uint64_t rate; /* min(DataRate, the far end's rate) */
 	ps_t delay;
 	struct link_end *link;
 };
 
 struct nic_pcie {
-	double bytes_per_ps;   /* lanes x lane rate x 128/130 / 8 */
+	double bytes_per_ps;	 /* lanes x lane rate x 128/130 / 8 */
 	ps_t n2h_free, h2n_free; /* when each direction is next free */
 	uint64_t txbuf_used;
-	struct ring64 fetches;  /* in flight, in order: qpn << 40 | idx */
-	struct ring64 waiting;  /* writes waiting for the transmit buffer */
-	struct ring64 writing;  /* writes in the buffer, in order */
+	struct ring64 fetches; /* in flight, in order: qpn << 40 | idx */
+	struct ring64 waiting; /* writes waiting for the transmit buffer */
+	struct ring64 writing; /* writes in the buffer, in order */
 };
 
 /* One row of the monitor's history (qp_error trigger). */
@@ -198,19 +202,19 @@ struct nic {
 	uint64_t egress_data_used, egress_ctl_used;
 	uint64_t ingress_data_used, ingress_ctl_used;
 
-	struct hmap send_qps;   /* qpn -> nic_qp_send */
-	struct hmap recv_qps;   /* qpn -> nic_qp_recv */
-	struct hmap recv_by_src;/* (peer ip << 24 | sender qpn) -> nic_qp_recv */
-	struct hmap groups;     /* peer ip -> nic_group */
-	struct hmap dests;      /* ip -> nic_dest */
-	struct hmap monitor;    /* qpn -> kept rows (MonitorTriggers qp_error) */
+	struct hmap send_qps;	 /* qpn -> nic_qp_send */
+	struct hmap recv_qps;	 /* qpn -> nic_qp_recv */
+	struct hmap recv_by_src; /* (peer ip << 24 | sender qpn) -> nic_qp_recv */
+	struct hmap groups;	 /* peer ip -> nic_group */
+	struct hmap dests;	 /* ip -> nic_dest */
+	struct hmap monitor;	 /* qpn -> kept rows (MonitorTriggers qp_error) */
 	uint32_t next_qpn;
-	uint64_t nrecv_open;    /* receiving QPs counted against MaxQps */
+	uint64_t nrecv_open; /* receiving QPs counted against MaxQps */
 	uint64_t open_msgs;
 
 	struct nic_group *ready_head, *ready_tail;
-	bool pass_blocked;      /* the egress pool stopped the last pass */
-	uint32_t unit;          /* MSS + 60 (+4 with WireTimestamp) */
+	bool pass_blocked; /* the egress pool stopped the last pass */
+	uint32_t unit;	   /* MSS + 60 (+4 with WireTimestamp) */
 
 	struct nic_counters c, ivl; /* totals; totals at the last row */
 	uint64_t cwnd_min, cwnd_max;
@@ -245,8 +249,8 @@ void nic_tx_kick(struct nic *nic, ps_t when);
 void nic_port_send(struct nic *nic, struct pkt *p, bool control, ps_t now);
 bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq);
 void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s);
-void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s,
-		   enum rtx_origin why, ps_t now);
+void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
+		   ps_t now);
 struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport);
 
 /* rx.c — the receive path */
@@ -290,8 +294,8 @@ void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t now);
 /* stats.c — counters and records */
 void nic_stats_start(struct nic *nic);
 void nic_stats_row(struct nic *nic, ps_t now);
-void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn,
-	       uint32_t remote_ip, uint32_t remote_qpn, uint64_t msg_id, uint64_t bytes);
+void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn, uint32_t remote_ip,
+	       uint32_t remote_qpn, uint64_t msg_id, uint64_t bytes);
 void nic_monitor(struct nic *nic, ps_t now, bool tx, const struct pkt *p, uint32_t local_qpn,
 		 uint32_t remote_qpn, ps_t rtt);
 void nic_monitor_qp_error(struct nic *nic, uint32_t qpn, ps_t now);

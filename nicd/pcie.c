@@ -17,8 +17,8 @@ void nic_pcie_init(struct nic *nic)
 	const struct nic_attrs *a = &nic->a;
 
 	/* 128b/130b encoding; lane rate in GT/s; bytes per ps. */
-	nic->pcie.bytes_per_ps = a->pcie_lanes * a->pcie_lane_rate_gts * 1e9 * 128.0 / 130.0 /
-				 8.0 / 1e12;
+	nic->pcie.bytes_per_ps =
+	    a->pcie_lanes * a->pcie_lane_rate_gts * 1e9 * 128.0 / 130.0 / 8.0 / 1e12;
 }
 
 void nic_pcie_destroy(struct nic *nic)

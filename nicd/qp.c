@@ -178,8 +178,8 @@ void nic_recv_close(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 	nic->c.qps_closed++;
 	nic_event(nic, now, "QP_CLOSED", rq->qpn, rq->peer_ip, rq->sender_qpn, 0, rq->dma_len);
 	recv_leave(nic, rq);
-	rq->timer = events_schedule(nic->ev, now + 4 * nic->a.initial_ack_timeout, recv_linger_end,
-				    rq);
+	rq->timer =
+	    events_schedule(nic->ev, now + 4 * nic->a.initial_ack_timeout, recv_linger_end, rq);
 }
 
 /* §12 rule 11: the sending side closes at MSG_COMPLETE. */
@@ -218,9 +218,13 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 		  sq->bytes);
 	nic_monitor_qp_error(nic, sq->qpn, now);
 	struct nic_msg_info m = {.msg_id = sq->msg_id,
-				 .src_ip = nic->ip, .dst_ip = sq->peer_ip, .local_qpn = sq->qpn,
-				 .remote_qpn = sq->remote_qpn, .bytes = sq->bytes,
-				 .posted = sq->posted, .retransmissions = sq->retransmissions};
+				 .src_ip = nic->ip,
+				 .dst_ip = sq->peer_ip,
+				 .local_qpn = sq->qpn,
+				 .remote_qpn = sq->remote_qpn,
+				 .bytes = sq->bytes,
+				 .posted = sq->posted,
+				 .retransmissions = sq->retransmissions};
 	if (nic->host.failed)
 		nic->host.failed(nic->host.ctx, &m, now);
 }

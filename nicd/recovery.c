@@ -69,10 +69,14 @@ static void learn_remote(struct nic_qp_send *sq, uint32_t responder_qpn)
 
 static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
-	struct nic_msg_info m = {
-		.msg_id = sq->msg_id, .src_ip = nic->ip,
-		.dst_ip = sq->peer_ip, .local_qpn = sq->qpn, .remote_qpn = sq->remote_qpn,
-		.bytes = sq->bytes, .posted = sq->posted, .retransmissions = sq->retransmissions};
+	struct nic_msg_info m = {.msg_id = sq->msg_id,
+				 .src_ip = nic->ip,
+				 .dst_ip = sq->peer_ip,
+				 .local_qpn = sq->qpn,
+				 .remote_qpn = sq->remote_qpn,
+				 .bytes = sq->bytes,
+				 .posted = sq->posted,
+				 .retransmissions = sq->retransmissions};
 
 	nic->c.msgs_completed++;
 	nic->open_msgs--;
@@ -343,14 +347,17 @@ static void rerequest_check(void *arg, ps_t now);
 void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
 	struct nic_msg_info m = {.msg_id = sq->msg_id,
-				 .src_ip = nic->ip, .dst_ip = sq->peer_ip, .local_qpn = sq->qpn,
-				 .bytes = sq->bytes, .posted = sq->posted};
+				 .src_ip = nic->ip,
+				 .dst_ip = sq->peer_ip,
+				 .local_qpn = sq->qpn,
+				 .bytes = sq->bytes,
+				 .posted = sq->posted};
 
 	sq->send_complete = true;
 	nic_event(nic, now, "SEND_COMPLETE", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
 		  sq->bytes);
-	sq->rerequest = events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout,
-					rerequest_check, sq);
+	sq->rerequest =
+	    events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout, rerequest_check, sq);
 	nic->host.completion(nic->host.ctx, SEND_COMPLETE, &m, now);
 }
 
@@ -364,8 +371,8 @@ static void rerequest_check(void *arg, ps_t now)
 	struct nic_seg *s = nic_seg(sq, sq->npkts - 1);
 	uint32_t wire = nic_seg_wire(nic, s->len);
 
-	sq->rerequest = events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout,
-					rerequest_check, sq);
+	sq->rerequest =
+	    events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout, rerequest_check, sq);
 	if (sq->outstanding || sq->next_fetch < sq->npkts ||
 	    nic->egress_data_used + wire > nic->a.egress_data_pool)
 		return;

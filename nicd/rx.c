@@ -91,8 +91,8 @@ static void deliver(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p
 	    offset + p->payload_len > rq->dma_len)
 		rq->bad_offset = true;
 	if (p->payload)
-		rq->pattern_errors += wire_pattern_check(p->payload, p->payload_len, p->src_ip,
-							 p->msn, offset);
+		rq->pattern_errors +=
+		    wire_pattern_check(p->payload, p->payload_len, p->src_ip, p->msn, offset);
 	rq->bytes_unique += p->payload_len;
 	rq->rcv_units = (rq->rcv_units + (p->payload_len + 255) / 256) & 0xFFFFFF;
 	nic->c.rx_data_bytes += p->payload_len;
@@ -101,9 +101,12 @@ static void deliver(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p
 
 static void recv_complete(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 {
-	struct nic_msg_info m = {.msg_id = rq->msg_id, .src_ip = rq->peer_ip,
-				 .dst_ip = nic->ip, .local_qpn = rq->qpn,
-				 .remote_qpn = rq->sender_qpn, .bytes = rq->dma_len};
+	struct nic_msg_info m = {.msg_id = rq->msg_id,
+				 .src_ip = rq->peer_ip,
+				 .dst_ip = nic->ip,
+				 .local_qpn = rq->qpn,
+				 .remote_qpn = rq->sender_qpn,
+				 .bytes = rq->dma_len};
 
 	rq->recv_complete = true;
 	m.verified = !rq->bad_offset && !rq->pattern_errors && rq->bytes_unique == rq->dma_len;
@@ -185,7 +188,8 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 		nic_send_nack(nic, p, rq->qpn, rq->sender_qpn, WIRE_NACK_PSN_OOR_WINDOW, now);
 		return;
 	}
-	if (p->trimmed || p->dscp == nic->a.dscp_trimmed || p->dscp == nic->a.dscp_trimmed_last_hop) {
+	if (p->trimmed || p->dscp == nic->a.dscp_trimmed ||
+	    p->dscp == nic->a.dscp_trimmed_last_hop) {
 		nic_ingress_release(nic, len, control_class(nic, p->dscp));
 		rx_trimmed(nic, rq, p, now);
 		return;

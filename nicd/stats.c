@@ -8,16 +8,16 @@
 #include "nic_impl.h"
 
 const char NIC_EVENTS_HEADER[] =
-	"time_ps,node,event,local_ip,local_qpn,remote_ip,remote_qpn,msg_id,bytes";
+    "time_ps,node,event,local_ip,local_qpn,remote_ip,remote_qpn,msg_id,bytes";
 const char NIC_MONITOR_HEADER[] =
-	"time_ps,node,direction,local_ip,local_qpn,remote_ip,remote_qpn,packet_type,bth_psn,"
-	"ar_bit,rtx_bit,dscp,tx_count,rtx_origin,entropy,wire_bytes,sack_drawn_psn,sack_cack,"
-	"sack_bitmap_psns,nack_code,rtt_ps";
+    "time_ps,node,direction,local_ip,local_qpn,remote_ip,remote_qpn,packet_type,bth_psn,"
+    "ar_bit,rtx_bit,dscp,tx_count,rtx_origin,entropy,wire_bytes,sack_drawn_psn,sack_cack,"
+    "sack_bitmap_psns,nack_code,rtt_ps";
 const char NIC_CC_HEADER[] = "time_ps,node,remote_ip,cwnd,inflight,cause";
 
 static const char *const counter_names[] = {
 #define NIC_COUNTER_NAME(n) #n,
-	NIC_COUNTERS(NIC_COUNTER_NAME)
+    NIC_COUNTERS(NIC_COUNTER_NAME)
 #undef NIC_COUNTER_NAME
 };
 #define NCOUNTERS (sizeof(counter_names) / sizeof(counter_names[0]))
@@ -56,7 +56,8 @@ const char *nic_stats_header(void)
 	n = (size_t)snprintf(header, sizeof(header), "time_ps,node,local_ip");
 	for (size_t i = 0; i < counter_count(); i++) {
 		const char *c = counter_name(i, name, sizeof(name));
-		n += (size_t)snprintf(header + n, sizeof(header) - n, ",total_%s,ivl_total_%s", c, c);
+		n += (size_t)snprintf(header + n, sizeof(header) - n, ",total_%s,ivl_total_%s", c,
+				      c);
 	}
 	snprintf(header + n, sizeof(header) - n, ",cwnd_min,cwnd_max");
 	return header;
@@ -111,8 +112,8 @@ void nic_stats_start(struct nic *nic)
 		nic->stats_timer = events_schedule(nic->ev, nic->a.stats_interval, stats_tick, nic);
 }
 
-void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn,
-	       uint32_t remote_ip, uint32_t remote_qpn, uint64_t msg_id, uint64_t bytes)
+void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn, uint32_t remote_ip,
+	       uint32_t remote_qpn, uint64_t msg_id, uint64_t bytes)
 {
 	struct csv *c = nic->rec.events;
 

@@ -9,7 +9,8 @@
  * + 60 bytes (+4 with WireTimestamp); on the wire it is 18 bytes more. */
 uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len)
 {
-	return len + WIRE_DATA_OVERHEAD + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? WIRE_TSETH_LEN : 0) +
+	return len + WIRE_DATA_OVERHEAD +
+	       (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? WIRE_TSETH_LEN : 0) +
 	       (nic->a.icrc ? WIRE_ICRC_LEN : 0);
 }
 
@@ -197,8 +198,7 @@ static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
 }
 
 /* Seed, Packets on the wire; PROTOCOL.md §1. */
-static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s,
-			      ps_t now)
+static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
 {
 	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, s->idx),
 				    nic_spray_next(nic, sq->dest, sq->qpn));
@@ -271,9 +271,14 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 		return false;
 	nic->egress_data_used += wire;
 	s = nic_seg(sq, idx);
-	*s = (struct nic_seg){.sq = sq, .idx = idx, .len = len, .sched_k = 1,
-			      .state = SEG_FETCHING, .inflight = true,
-			      .in_rtx_list = s->in_rtx_list, .rtx_next = s->rtx_next};
+	*s = (struct nic_seg){.sq = sq,
+			      .idx = idx,
+			      .len = len,
+			      .sched_k = 1,
+			      .state = SEG_FETCHING,
+			      .inflight = true,
+			      .in_rtx_list = s->in_rtx_list,
+			      .rtx_next = s->rtx_next};
 	sq->group->inflight += nic_seg_nominal(nic, len);
 	sq->next_fetch++;
 	sq->outstanding++;
@@ -304,7 +309,7 @@ struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 	if (!p)
 		return NULL;
 	p->flags |= WIRE_BTH_A | WIRE_BTH_RTX;
-	p->dscp = !nic->a.trimming                ? nic->a.dscp_no_trim
+	p->dscp = !nic->a.trimming		? nic->a.dscp_no_trim
 		  : nic->a.retransmit_trimmable ? nic->a.dscp_trimmable_retx
 						: nic->a.dscp_no_trim;
 	return p;
@@ -380,8 +385,8 @@ void nic_tx_kick(struct nic *nic, ps_t when)
 
 /* Put a segment back on the retransmission queue (it is no longer in
  * flight: nic_seg_leave_flight ran before). */
-void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s,
-		   enum rtx_origin why, ps_t now)
+void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
+		   ps_t now)
 {
 	(void)now;
 	s->state = SEG_RTX_QUEUED;

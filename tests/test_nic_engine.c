@@ -1,0 +1,237 @@
+/* tests/test_nic_engine.c — the NIC engine driven directly, two engines on
+ * one event queue with a host that can cut a frame on the way as a
+ * trimming switch would (no switch is needed to check the NIC's side). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../emulator/config.h"
+#include "../nicd/nic.h"
+
+#define DSCP_TRIMMED_LAST_HOP 10
+
+struct side;
+
+struct bench {
+	struct events *q;
+	struct pkt_pool pool;
+	struct nic_attrs attrs[2];
+	struct link_end link[2];
+	struct side *sides[2];
+	int trim_psn; /* cut this PSN's first transmission from h0, -1 none */
+	int trimmed;
+	struct pkt nacks[8];
+	int nnacks;
+	struct pkt sent[8]; /* h0's transmissions of trim_psn */
+	int nsent;
+	int completed, received, verified;
+};
+
+struct side {
+	struct bench *b;
+	int id;
+	struct nic *nic;
+	struct pkt *head, *tail; /* frames on the way to the other side */
+};
+
+static void arrive(void *arg, ps_t now)
+{
+	struct side *from = arg;
+	struct side *to = from->b->sides[!from->id];
+	struct pkt *p = from->head;
+
+	from->head = p->next;
+	if (!from->head)
+		from->tail = NULL;
+	p->next = NULL;
+	nic_receive(to->nic, p, now);
+}
+
+static void transmit(void *ctx, struct pkt *p, ps_t arrival)
+{
+	struct side *s = ctx;
+	struct bench *b = s->b;
+
+	if (s->id == 0 && wire_is_data(p) && (int)p->psn == b->trim_psn) {
+		if (b->nsent < 8)
+			b->sent[b->nsent++] = *p;
+		if (p->tx_count == 1) {
+			wire_trim(p);
+			p->dscp = DSCP_TRIMMED_LAST_HOP;
+			b->trimmed++;
+		}
+	}
+	if (s->id == 1 && p->opcode == WIRE_OP_NACK && b->nnacks < 8)
+		b->nacks[b->nnacks++] = *p;
+	p->next = NULL;
+	if (s->tail)
+		s->tail->next = p;
+	else
+		s->head = p;
+	s->tail = p;
+	events_schedule_key(b->q, arrival, events_key_arrival(!s->id, 0), arrive, s);
+}
+
+static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *m, ps_t now)
+{
+	struct side *s = ctx;
+
+	(void)now;
+	if (what == MSG_COMPLETE)
+		s->b->completed++;
+	if (what == RECV_COMPLETE) {
+		s->b->received++;
+		s->b->verified += m->verified;
+	}
+}
+
+static void bench_init(struct bench *b, struct side sides[2])
+{
+	static struct link_attrs no_faults;
+
+	memset(b, 0, sizeof(*b));
+	b->q = events_new();
+	assert_true(pkt_pool_init(&b->pool, 256, 0));
+	b->trim_psn = -1;
+	for (int i = 0; i < 2; i++) {
+		config_nic_defaults(&b->attrs[i]);
+		b->attrs[i].ip = 0x0A000001 + i;
+		b->attrs[i].transport_stats = false;
+		config_nic_resolve(&b->attrs[i]);
+		b->link[i].rate = 400000000000ULL;
+		b->link[i].delay = PS_PER_US;
+		b->link[i].attrs = &no_faults;
+		sides[i] = (struct side){.b = b, .id = i};
+		b->sides[i] = &sides[i];
+	}
+}
+
+static void bench_start(struct bench *b)
+{
+	static const uint8_t mac[2][6] = {{2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 2}};
+
+	for (int i = 0; i < 2; i++) {
+		struct nic_params prm = {
+		    .name = i ? "h1" : "h0",
+		    .attrs = &b->attrs[i],
+		    .link = &b->link[i],
+		    .peer_rate = 400000000000ULL,
+		    .mac = mac[i],
+		    .peer_mac = mac[!i],
+		    .seed = 1,
+		    .events = b->q,
+		    .pool = &b->pool,
+		    .host = {.ctx = b->sides[i], .transmit = transmit, .completion = completion}};
+		b->sides[i]->nic = nic_new(&prm);
+		assert_non_null(b->sides[i]->nic);
+	}
+}
+
+static void bench_free(struct bench *b)
+{
+	for (int i = 0; i < 2; i++) {
+		struct side *s = b->sides[i];
+		while (s->head) {
+			struct pkt *p = s->head;
+			s->head = p->next;
+			pkt_put(&b->pool, p);
+		}
+		nic_free(s->nic);
+	}
+	events_free(b->q);
+	assert_int_equal(b->pool.in_use, 0);
+	pkt_pool_destroy(&b->pool);
+}
+
+/* Seed, Queue pairs and messages / NACKs: the first packet of a message is
+ * trimmed before the receiver's QP number is known; it carries C = 1 and the
+ * sender's QP number, so the receiver creates its side from it and still
+ * NACKs it (TRIMMED_LASTHOP, reflecting the packet's entropy, naming its
+ * PSN, to the sender's QP); the sender retransmits it with RTX, ACK-request
+ * and the trimmable-retransmission codepoint, and the message completes
+ * with every byte accounted for. */
+static void test_trimmed_before_qp_known_draws_nack(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+
+	(void)state;
+	bench_init(&b, sides);
+	b.trim_psn = 0;
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, 0x0A000002, 64 * 1024, 1, 0));
+	events_run_until(b.q, 100 * PS_PER_US);
+
+	assert_int_equal(b.trimmed, 1);
+	assert_true(b.sent[0].flags & WIRE_BTH_C);
+	assert_int_equal(b.sent[0].dqpn, 0x100); /* the sender's own QP number */
+	assert_int_equal(b.nnacks, 1);
+	assert_int_equal(b.nacks[0].u.neth.code, WIRE_NACK_TRIMMED_LASTHOP);
+	assert_int_equal(b.nacks[0].u.neth.nack_psn, 0);
+	assert_int_equal(b.nacks[0].dqpn, 0x100);
+	assert_int_equal(b.nacks[0].sport, b.sent[0].sport);
+	assert_int_equal(b.nacks[0].u.neth.entropy_echo, b.sent[0].sport);
+	assert_int_equal(b.nsent, 2);
+	assert_true(b.sent[1].flags & WIRE_BTH_RTX);
+	assert_true(b.sent[1].flags & WIRE_BTH_A);
+	assert_int_equal(b.sent[1].dscp, 3); /* DscpTrimmableRetx */
+	assert_int_equal(b.sent[1].tx_count, 2);
+	assert_int_equal(b.completed, 1);
+	assert_int_equal(b.received, 1);
+	assert_int_equal(b.verified, 1);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_trimmed"), 1);
+	assert_int_equal(nic_counter(sides[0].nic, "retx_nack"), 1);
+	bench_free(&b);
+}
+
+/* Seed, NACKs: with TrimmingEnabled false on the receiver no NACK is sent;
+ * the sender recovers the packet with its timer. */
+static void test_trimmed_without_receiver_trimming_no_nack(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+
+	(void)state;
+	bench_init(&b, sides);
+	b.trim_psn = 3;
+	b.attrs[1].trimming = false;
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, 0x0A000002, 4 * 4096, 1, 0));
+	events_run_until(b.q, 400 * PS_PER_US);
+	assert_int_equal(b.nnacks, 0);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_trimmed"), 1);
+	assert_int_equal(nic_counter(sides[0].nic, "retx_timeout"), 1);
+	assert_int_equal(b.completed, 1);
+	bench_free(&b);
+}
+
+/* A malformed frame is counted by its reason and dropped. */
+static void test_malformed_frame_counted(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+	uint8_t junk[60] = {0};
+
+	(void)state;
+	bench_init(&b, sides);
+	bench_start(&b);
+	nic_receive_frame(sides[1].nic, junk, sizeof(junk), 0);
+	nic_receive_frame(sides[1].nic, junk, 10, 0);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_drop_not_ipv4"), 1);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_drop_short"), 1);
+	bench_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_trimmed_before_qp_known_draws_nack),
+	    cmocka_unit_test(test_trimmed_without_receiver_trimming_no_nack),
+	    cmocka_unit_test(test_malformed_frame_counted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

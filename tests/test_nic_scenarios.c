@@ -1,0 +1,588 @@
+/* tests/test_nic_scenarios.c — the NIC data path of the seed, scenario by
+ * scenario, in deterministic simulation: two NICs back to back at 400 Gbps
+ * with 1 µs links, the records read as a user reads them.  The simulation
+ * is exact, so times are checked to the picosecond where the seed and
+ * PROTOCOL.md give the rule. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../emulator/time.h"
+#include "lib/scenario.h"
+
+#define US	   PS_PER_US
+#define NS	   PS_PER_NS
+#define SER(bytes) time_serialize((bytes), 400000000000ULL)
+#define DATA_WIRE  4174 /* seed, worked example: 4,096 + 78 */
+
+/* PROTOCOL.md §7 at the defaults but for the lane count: one TLP of
+ * ReadRequestSize for the request, ceil(B/512) TLPs for the completion,
+ * each with 33.8 bytes of overhead, at lanes x 32 GT/s x 128/130 / 8. */
+static ps_t pcie_ps(double bytes, unsigned tlps, unsigned lanes)
+{
+	double bytes_per_ps = lanes * 32e9 * 128.0 / 130.0 / 8.0 / 1e12;
+	return (ps_t)llround((bytes + tlps * 33.8) / bytes_per_ps);
+}
+
+static ps_t ceil_us(ps_t t)
+{
+	return (t + US - 1) / US * US;
+}
+
+static const struct table *monitor(struct scenario *s)
+{
+	return scenario_table(s, "mrc-monitor.csv");
+}
+
+static const struct table *messages(struct scenario *s)
+{
+	return scenario_table(s, "messages.csv");
+}
+
+static uint64_t complete_ps(struct scenario *s, size_t row)
+{
+	return table_u64(messages(s), row, "complete_ps");
+}
+
+/* ---- the 4 MiB transfer -------------------------------------------------- */
+
+/* Seed and issue: 1,024 data packets of 4,174 bytes, one SACK per packet, a
+ * cumulative ACK for every packet that asked for one, and a completion at
+ * 15 ns + 70.843 ns (PCIe fetch) + 1,024 x 83.48 ns + 1 µs + 1.24 ns (the
+ * ACK) + 1 µs = 87,570.60 ns. */
+static void test_4mib_line_rate(void **state)
+{
+	struct scenario *s = scenario_b2b(NULL, NULL, "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m;
+	ps_t fetch = pcie_ps(64, 1, 16) + pcie_ps(4096, 8, 16);
+	ps_t expect = 15 * NS + fetch + 1024 * SER(DATA_WIRE) + US + SER(62) + US;
+	size_t ar = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	assert_int_equal(fetch, 70843); /* seed: 1.55 + 69.29 ns */
+	assert_int_equal(SER(DATA_WIRE), 83480);
+	assert_true(llabs((long long)complete_ps(s, 0) - 87570600LL) <= 1000);
+	assert_int_equal(complete_ps(s, 0), expect);
+	m = monitor(s);
+	assert_int_equal(monitor_count(m, "h0", "tx", "DATA"), 1024);
+	for (size_t r = 0; r < m->nrows; r++) {
+		if (!monitor_is(m, r, "h0", "tx", "DATA"))
+			continue;
+		assert_int_equal(table_u64(m, r, "wire_bytes"), DATA_WIRE);
+		ar += table_u64(m, r, "ar_bit");
+	}
+	assert_int_equal(monitor_count(m, "h1", "tx", "SACK"), 1024);
+	assert_int_equal(monitor_count(m, "h1", "tx", "ACK"), ar);
+	assert_int_equal(scenario_counter(s, "h1", "tx_ack"),
+			 scenario_counter(s, "h0", "tx_ar_pkts"));
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "true");
+	assert_int_equal(table_u64(messages(s), 0, "retransmissions"), 0);
+	scenario_free(s);
+}
+
+/* Seed: "a message whose packets arrive in order, are never retransmitted,
+ * and are never sent while the window is nearly full draws one cumulative
+ * ACK, for its last packet." */
+static void test_window_never_binds_one_ack(void **state)
+{
+	struct scenario *s = scenario_b2b("CongestionControl = None\nMaxCongestionWindow = 8MiB",
+					  NULL, "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m;
+	size_t r;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	assert_int_equal(monitor_count(m, "h1", "tx", "ACK"), 1);
+	assert_int_equal(monitor_count(m, "h1", "tx", "SACK"), 1024);
+	r = monitor_find_tx(m, "h0", 1023, 1);
+	assert_int_equal(table_u64(m, r, "ar_bit"), 1);
+	assert_int_equal(complete_ps(s, 0), 87570603);
+	scenario_free(s);
+}
+
+/* Issue 3: with PcieLanes = 4 the fetch, not the wire, sets the pace; the
+ * host-to-NIC direction carries one completion after another. */
+static void test_narrow_pcie_sets_the_pace(void **state)
+{
+	struct scenario *s = scenario_b2b("PcieLanes = 4", NULL, "1,0ns,h0,h1,4MiB,\n");
+	ps_t req = pcie_ps(64, 1, 4), cpl = pcie_ps(4096, 8, 4);
+	ps_t expect = 15 * NS + req + 1024 * cpl + SER(DATA_WIRE) + US + SER(62) + US;
+
+	(void)state;
+	assert_true(cpl > SER(DATA_WIRE));
+	assert_int_equal(scenario_run(s), 0);
+	assert_int_equal(complete_ps(s, 0), expect);
+	scenario_free(s);
+}
+
+/* ---- the PSN window ------------------------------------------------------ */
+
+/* Seed, Segmentation: at most MaxPSNRange packets beyond the cumulative PSN.
+ * PSN 3 lost, SACK gaps blind (1,023): the sender reaches PSN 3 + 1,023 =
+ * 1,026 and waits there until the timer retransmits PSN 3. */
+static void test_psn_window_binds(void **state)
+{
+	struct scenario *s = scenario_b2b("SACKLossMinRetxPkts = 1023",
+					  "drop = h0>h1 data psn=3 tx=1", "1,0ns,h0,h1,8MiB,\n");
+	const struct table *m;
+	size_t first, rtx;
+	uint64_t highest = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	first = monitor_find_tx(m, "h0", 3, 1);
+	rtx = monitor_find_tx(m, "h0", 3, 2);
+	assert_true(first != SIZE_MAX && rtx != SIZE_MAX);
+	assert_string_equal(table_cell(m, rtx, "rtx_origin"), "timeout");
+	for (size_t r = 0; r < rtx; r++)
+		if (monitor_is(m, r, "h0", "tx", "DATA") && table_u64(m, r, "bth_psn") > highest)
+			highest = table_u64(m, r, "bth_psn");
+	assert_int_equal(highest, 1026);
+	assert_int_equal(monitor_find_tx(m, "h0", 1027, 1) > rtx, 1);
+	assert_int_equal(scenario_counter(s, "h0", "retx_timeout"), 1);
+	scenario_free(s);
+}
+
+/* ---- loss detection from SACK gaps ------------------------------------- */
+
+static uint64_t highest_sacked_before(const struct table *m, const char *node, uint64_t t)
+{
+	uint64_t hi = 0;
+
+	for (size_t r = 0; r < m->nrows && table_u64(m, r, "time_ps") <= t; r++) {
+		const char *list;
+		if (!monitor_is(m, r, node, "rx", "SACK"))
+			continue;
+		list = table_cell(m, r, "sack_bitmap_psns");
+		for (const char *p = list; *p;) {
+			uint64_t v = strtoull(p, (char **)&p, 10);
+			hi = v > hi ? v : hi;
+			if (*p == ';')
+				p++;
+		}
+	}
+	return hi;
+}
+
+/* Seed: "a gap is presumed lost once a packet more than 512 PSNs beyond it
+ * has been selectively acknowledged", about 513 x 83.48 ns of sending after
+ * the lost packet; retransmitted once, with RTX, ACK-request and the
+ * trimmable-retransmission codepoint. */
+static void test_sack_gap_needs_513_later_packets(void **state)
+{
+	struct scenario *s =
+	    scenario_b2b(NULL, "drop = h0>h1 data psn=10 tx=1", "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m;
+	size_t first, rtx;
+	uint64_t t1, t2;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	first = monitor_find_tx(m, "h0", 10, 1);
+	rtx = monitor_find_tx(m, "h0", 10, 2);
+	assert_true(rtx != SIZE_MAX);
+	assert_int_equal(monitor_find_tx(m, "h0", 10, 3), SIZE_MAX);
+	assert_string_equal(table_cell(m, rtx, "rtx_origin"), "sack_gap");
+	assert_int_equal(table_u64(m, rtx, "ar_bit"), 1);
+	assert_int_equal(table_u64(m, rtx, "rtx_bit"), 1);
+	assert_string_equal(table_cell(m, rtx, "dscp"), "trimmable_retx");
+	t1 = table_u64(m, first, "time_ps");
+	t2 = table_u64(m, rtx, "time_ps");
+	assert_true(highest_sacked_before(m, "h0", t2) > 10 + 512);
+	assert_true(t2 - t1 > 513 * SER(DATA_WIRE) + 2 * US);
+	/* Plus a round trip, and the wait behind the packets already handed
+	 * to the egress queue: at most one window of 90 packets. */
+	assert_true(t2 - t1 < 513 * SER(DATA_WIRE) + 3 * US + 90 * SER(DATA_WIRE));
+	assert_int_equal(scenario_counter(s, "h0", "retx_sack_gap"), 1);
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "true");
+	scenario_free(s);
+}
+
+/* Seed: "At 0, any gap below the highest PSN in a SACK is presumed lost at
+ * once." */
+static void test_sack_gap_zero_is_immediate(void **state)
+{
+	struct scenario *s = scenario_b2b("SACKLossMinRetxPkts = 0",
+					  "drop = h0>h1 data psn=10 tx=1", "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m;
+	size_t first, rtx;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	first = monitor_find_tx(m, "h0", 10, 1);
+	rtx = monitor_find_tx(m, "h0", 10, 2);
+	assert_string_equal(table_cell(m, rtx, "rtx_origin"), "sack_gap");
+	/* PSN 11's SACK comes back one round trip after PSN 11 was sent. */
+	assert_true(table_u64(m, rtx, "time_ps") - table_u64(m, first, "time_ps") < 3 * US);
+	scenario_free(s);
+}
+
+/* Seed: "At MaxPSNRange - 1 or more, SACK gaps never find a loss": only
+ * the timer recovers it. */
+static void test_sack_gap_blind_at_max_psn_range(void **state)
+{
+	struct scenario *s = scenario_b2b("SACKLossMinRetxPkts = 1023",
+					  "drop = h0>h1 data psn=10 tx=1", "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	assert_string_equal(table_cell(m, monitor_find_tx(m, "h0", 10, 2), "rtx_origin"),
+			    "timeout");
+	assert_int_equal(scenario_counter(s, "h0", "retx_sack_gap"), 0);
+	scenario_free(s);
+}
+
+/* Seed, NACKs: "the PSN-out-of-range NACK appears only when the receiving
+ * NIC's MaxPSNRange is smaller than its sender's"; the sender retransmits
+ * what it names (here: PSNs held behind the lost PSN 2), and the message
+ * still completes, verified. */
+static void test_psn_out_of_range_nack(void **state)
+{
+	struct scenario *s =
+	    scenario_b2b_nodes(NULL, NULL, "MaxPSNRange = 16",
+			       "delay = 10us\ndrop = h0>h1 data psn=2 tx=1", "1,0ns,h0,h1,1MiB,\n");
+	const struct table *m;
+	size_t nacks = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows; r++)
+		if (monitor_is(m, r, "h0", "rx", "NACK")) {
+			assert_int_equal(table_u64(m, r, "nack_code"), 0x0B);
+			nacks++;
+		}
+	assert_true(nacks > 0);
+	assert_int_equal(scenario_counter(s, "h1", "rx_drop_psn_window"), nacks);
+	assert_int_equal(scenario_counter(s, "h0", "retx_nack"), nacks);
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "true");
+	scenario_free(s);
+}
+
+/* ---- retransmission timers ---------------------------------------------- */
+
+/* Seed: a short message whose last packet is lost is recovered by the
+ * 150 µs timer, checked on the 1 µs grid (§12 rule 7). */
+static void test_last_packet_lost_timer(void **state)
+{
+	struct scenario *s =
+	    scenario_b2b(NULL, "drop = h0>h1 data psn=3 tx=1", "1,0ns,h0,h1,16KiB,\n");
+	const struct table *m;
+	size_t first, rtx;
+	ps_t fire;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	first = monitor_find_tx(m, "h0", 3, 1);
+	rtx = monitor_find_tx(m, "h0", 3, 2);
+	assert_string_equal(table_cell(m, rtx, "rtx_origin"), "timeout");
+	fire = ceil_us(table_u64(m, first, "time_ps") + 150 * US);
+	/* the retransmission leaves at once: no fetch, an idle port */
+	assert_int_equal(table_u64(m, rtx, "time_ps"), fire + SER(DATA_WIRE));
+	scenario_free(s);
+}
+
+/* Seed, worked example: with ExponentialRetryCount 0 the budget is 7; at
+ * the 8th timeout, "about 1,350 µs after the first send", the QP enters the
+ * error state.  Each timer starts when its transmission ends and expires on
+ * the 1 µs grid, so the times are computed here by the same rule. */
+static void test_retry_budget_error_state(void **state)
+{
+	struct scenario *s = scenario_b2b("ExponentialRetryCount = 0",
+					  "drop = h0>h1 data count=all", "1,0ns,h0,h1,4KiB,\n");
+	const struct table *m, *ev;
+	ps_t t, first;
+	size_t err = SIZE_MAX;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 1); /* the message never completes */
+	m = monitor(s);
+	first = table_u64(m, monitor_find_tx(m, "h0", 0, 1), "time_ps");
+	t = first;
+	for (unsigned k = 1; k <= 8; k++) {
+		ps_t dur = (k <= 7 ? 150 : 300) * US;
+		ps_t fire = ceil_us(t + dur);
+		if (k == 8) {
+			t = fire;
+			break;
+		}
+		size_t r = monitor_find_tx(m, "h0", 0, k + 1);
+		assert_true(r != SIZE_MAX);
+		assert_int_equal(table_u64(m, r, "time_ps"), fire + SER(DATA_WIRE));
+		t = fire + SER(DATA_WIRE);
+	}
+	assert_int_equal(monitor_find_tx(m, "h0", 0, 9), SIZE_MAX);
+	ev = scenario_table(s, "mrc-events.csv");
+	for (size_t r = 0; r < ev->nrows; r++)
+		if (!strcmp(table_cell(ev, r, "event"), "QP_ERROR"))
+			err = r;
+	assert_true(err != SIZE_MAX);
+	assert_int_equal(table_u64(ev, err, "time_ps"), t);
+	assert_true(t - first > 1350 * US && t - first < 1360 * US);
+	assert_int_equal(scenario_counter(s, "h0", "qp_error"), 1);
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "false");
+	scenario_free(s);
+}
+
+/* PROTOCOL.md §11: LinearRetryCount 0 makes the first timeout 2 x
+ * InitialAckTimeout; FixedRexmitTimeEnable keeps every timer at it; a
+ * timeout is rounded down to whole microseconds. */
+static void test_timer_schedule_attributes(void **state)
+{
+	static const struct {
+		const char *attrs;
+		ps_t first, second;
+	} cases[] = {
+	    {"LinearRetryCount = 0", 300 * US, 600 * US},
+	    {"LinearRetryCount = 0\nFixedRexmitTimeEnable = true", 150 * US, 150 * US},
+	    /* 10.7 µs -> 10 µs; the doubled 21.4 µs -> 21 µs */
+	    {"InitialAckTimeout = 10700ns\nLinearRetryCount = 1", 10 * US, 21 * US},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct scenario *s = scenario_b2b(cases[i].attrs, "drop = h0>h1 data count=2",
+						  "1,0ns,h0,h1,4KiB,\n");
+		const struct table *m;
+		ps_t t1, t2, t3;
+
+		assert_int_equal(scenario_run(s), 0);
+		m = monitor(s);
+		t1 = table_u64(m, monitor_find_tx(m, "h0", 0, 1), "time_ps");
+		t2 = table_u64(m, monitor_find_tx(m, "h0", 0, 2), "time_ps");
+		t3 = table_u64(m, monitor_find_tx(m, "h0", 0, 3), "time_ps");
+		assert_int_equal(t2, ceil_us(t1 + cases[i].first) + SER(DATA_WIRE));
+		assert_int_equal(t3, ceil_us(t2 + cases[i].second) + SER(DATA_WIRE));
+		scenario_free(s);
+	}
+}
+
+/* ---- completion ----------------------------------------------------------- */
+
+/* Seed, Completion re-request: a lost final cumulative ACK delays the
+ * message by at most 2 x InitialAckTimeout and a round trip; the duplicate
+ * is not a retransmission, and the lingering closed record answers it with
+ * the cumulative ACK again (§12 rule 11). */
+static void test_lost_final_ack_rerequest(void **state)
+{
+	struct scenario *s = scenario_b2b(NULL, "drop = h1>h0 ack psn=1023", "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m, *msg;
+	uint64_t send_complete, complete, acks = 0, dup = SIZE_MAX;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	msg = messages(s);
+	send_complete = table_u64(msg, 0, "send_complete_ps");
+	complete = table_u64(msg, 0, "complete_ps");
+	assert_true(complete > send_complete + 300 * US);
+	assert_true(complete <= send_complete + 300 * US + 3 * US);
+	assert_int_equal(table_u64(msg, 0, "retransmissions"), 0);
+	assert_int_equal(scenario_counter(s, "h0", "completion_rerequests"), 1);
+	assert_int_equal(scenario_counter(s, "h0", "tx_retx_pkts"), 0);
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows; r++) {
+		if (monitor_is(m, r, "h1", "tx", "ACK") && table_u64(m, r, "bth_psn") == 1023)
+			acks++;
+		if (monitor_is(m, r, "h0", "tx", "DATA") &&
+		    !strcmp(table_cell(m, r, "rtx_origin"), "rerequest"))
+			dup = r;
+	}
+	assert_int_equal(acks, 2);
+	assert_true(dup != SIZE_MAX);
+	assert_int_equal(table_u64(m, dup, "bth_psn"), 1023);
+	assert_int_equal(table_u64(m, dup, "rtx_bit"), 1);
+	assert_int_equal(table_u64(m, dup, "ar_bit"), 1);
+	scenario_free(s);
+}
+
+/* ---- QP groups -------------------------------------------------------------- */
+
+static size_t new_groups(struct scenario *s, const char *node)
+{
+	const struct table *cc = scenario_table(s, "mrc-cc.csv");
+	size_t n = 0;
+
+	for (size_t r = 0; r < cc->nrows; r++)
+		n += !strcmp(table_cell(cc, r, "node"), node) &&
+		     !strcmp(table_cell(cc, r, "cause"), "new_group");
+	return n;
+}
+
+/* Seed, QP groups: with QPGroupsEnabled every QP to one peer shares one
+ * congestion window; without it each message has its own.  Over a 10 µs
+ * link one window of 90 packets is less than a round trip of sending, so
+ * sharing it halves the rate of two concurrent messages. */
+static void test_qp_groups_share_one_window(void **state)
+{
+	const char *w = "1,0ns,h0,h1,4MiB,\n2,0ns,h0,h1,4MiB,\n";
+	struct scenario *on = scenario_b2b("QPGroupsEnabled = true", "delay = 10us", w);
+	struct scenario *off = scenario_b2b("QPGroupsEnabled = false", "delay = 10us", w);
+	double ratio;
+
+	(void)state;
+	assert_int_equal(scenario_run(on), 0);
+	assert_int_equal(scenario_run(off), 0);
+	assert_int_equal(new_groups(on, "h0"), 1);
+	assert_int_equal(new_groups(off, "h0"), 2);
+	ratio = (double)complete_ps(on, 1) / (double)complete_ps(off, 1);
+	assert_true(ratio > 1.6 && ratio < 2.2);
+	scenario_free(on);
+	scenario_free(off);
+}
+
+/* Seed: a message to a peer with nothing open in either direction starts a
+ * new group at the initial window; one that finds a QP open (here the
+ * peer's message to us) joins its group. */
+static void test_new_group_when_nothing_open(void **state)
+{
+	struct scenario *alone =
+	    scenario_b2b(NULL, NULL, "1,0ns,h0,h1,64KiB,\n2,0ns,h0,h1,64KiB,1\n");
+	struct scenario *busy = scenario_b2b(
+	    NULL, NULL, "1,0ns,h0,h1,64KiB,\n2,0ns,h0,h1,64KiB,1\n3,0ns,h1,h0,16MiB,\n");
+
+	(void)state;
+	assert_int_equal(scenario_run(alone), 0);
+	assert_int_equal(scenario_run(busy), 0);
+	assert_int_equal(new_groups(alone, "h0"), 2);
+	assert_int_equal(new_groups(busy, "h0"), 1);
+	scenario_free(alone);
+	scenario_free(busy);
+}
+
+/* ---- RTT samples ------------------------------------------------------------ */
+
+/* Seed, RTT measurement, with PCIe slower than the wire so that a packet is
+ * built as its serialization starts.  LocalDatabase samples the exact round
+ * trip (serialization start to SACK arrival, less the service time, 0 at
+ * 83.48 ns); WireTimestamp samples within 128 ns of it and its packets are
+ * 4,178 bytes on the wire. */
+static void check_rtt(struct scenario *s, unsigned wire, ps_t tolerance)
+{
+	const struct table *m = monitor(s);
+	size_t samples = 0;
+
+	for (size_t r = 0; r < m->nrows; r++) {
+		uint64_t rtt, drawn, sent, truth;
+		size_t tx;
+		if (!monitor_is(m, r, "h0", "rx", "SACK") || !(rtt = table_u64(m, r, "rtt_ps")))
+			continue;
+		drawn = table_u64(m, r, "sack_drawn_psn");
+		tx = monitor_find_tx(m, "h0", (uint32_t)drawn, 1);
+		sent = table_u64(m, tx, "time_ps") - SER(wire);
+		truth = table_u64(m, r, "time_ps") - sent;
+		/* TSETH times are whole 128 ns steps at both ends */
+		assert_true(rtt <= truth + tolerance && truth <= rtt + tolerance);
+		samples++;
+	}
+	assert_true(samples >= 1000);
+}
+
+static void test_rtt_samples(void **state)
+{
+	struct scenario *local = scenario_b2b("PcieLanes = 8", NULL, "1,0ns,h0,h1,4MiB,\n");
+	struct scenario *wire = scenario_b2b("PcieLanes = 8\nRTTTimestampMode = WireTimestamp",
+					     NULL, "1,0ns,h0,h1,4MiB,\n");
+	const struct table *m;
+
+	(void)state;
+	assert_int_equal(scenario_run(local), 0);
+	assert_int_equal(scenario_run(wire), 0);
+	check_rtt(local, 4174, 0);
+	check_rtt(wire, 4178, 128 * NS - 1);
+	m = monitor(wire);
+	assert_int_equal(table_u64(m, monitor_find_tx(m, "h0", 5, 1), "wire_bytes"), 4178);
+	scenario_free(local);
+	scenario_free(wire);
+}
+
+/* ---- segmentation ------------------------------------------------------------ */
+
+/* Seed, Segmentation: ceil(N / MSS) packets, opcodes First/Middle/Last or
+ * Only; a 0-byte message is one 78-byte packet. */
+static void test_segmentation(void **state)
+{
+	struct scenario *s = scenario_b2b("MSS = 1000", NULL,
+					  "1,0ns,h0,h1,2500,\n2,0ns,h0,h1,0,\n3,0ns,h0,h1,1000,\n");
+	const struct table *m;
+	size_t first = 0, middle = 0, last = 0, only78 = 0, only1078 = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows; r++) {
+		const char *t;
+		if (!monitor_is(m, r, "h0", "tx", "DATA"))
+			continue;
+		t = table_cell(m, r, "packet_type");
+		first += !strcmp(t, "WRITE_FIRST") && table_u64(m, r, "wire_bytes") == 1078;
+		middle += !strcmp(t, "WRITE_MIDDLE") && table_u64(m, r, "wire_bytes") == 1078;
+		last += !strcmp(t, "WRITE_LAST") && table_u64(m, r, "wire_bytes") == 578;
+		only78 += !strcmp(t, "WRITE_ONLY") && table_u64(m, r, "wire_bytes") == 78;
+		only1078 += !strcmp(t, "WRITE_ONLY") && table_u64(m, r, "wire_bytes") == 1078;
+	}
+	assert_int_equal(first, 1);
+	assert_int_equal(middle, 1);
+	assert_int_equal(last, 1);
+	assert_int_equal(only78, 1);
+	assert_int_equal(only1078, 1);
+	for (size_t r = 0; r < 3; r++)
+		assert_string_equal(table_cell(messages(s), r, "verified"), "true");
+	scenario_free(s);
+}
+
+/* ARCHITECTURE.md, Determinism: two runs of one topology write
+ * byte-identical records. */
+static void test_deterministic_records(void **state)
+{
+	const char *w = "1,0ns,h0,h1,1MiB,\n2,0ns,h1,h0,1MiB,\n";
+	struct scenario *a = scenario_b2b(NULL, "loss = 0.01", w);
+	struct scenario *b = scenario_b2b(NULL, "loss = 0.01", w);
+	char cmd[1024];
+
+	(void)state;
+	assert_int_equal(scenario_run(a), 0);
+	assert_int_equal(scenario_run(b), 0);
+	assert_true(scenario_counter(a, "h0", "tx_drop_link_lost") > 0);
+	snprintf(cmd, sizeof(cmd), "diff -r '%s' '%s' >/dev/null", a->out, b->out);
+	assert_int_equal(system(cmd), 0);
+	scenario_free(a);
+	scenario_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_4mib_line_rate),
+	    cmocka_unit_test(test_window_never_binds_one_ack),
+	    cmocka_unit_test(test_narrow_pcie_sets_the_pace),
+	    cmocka_unit_test(test_psn_window_binds),
+	    cmocka_unit_test(test_sack_gap_needs_513_later_packets),
+	    cmocka_unit_test(test_sack_gap_zero_is_immediate),
+	    cmocka_unit_test(test_sack_gap_blind_at_max_psn_range),
+	    cmocka_unit_test(test_psn_out_of_range_nack),
+	    cmocka_unit_test(test_last_packet_lost_timer),
+	    cmocka_unit_test(test_retry_budget_error_state),
+	    cmocka_unit_test(test_timer_schedule_attributes),
+	    cmocka_unit_test(test_lost_final_ack_rerequest),
+	    cmocka_unit_test(test_qp_groups_share_one_window),
+	    cmocka_unit_test(test_new_group_when_nothing_open),
+	    cmocka_unit_test(test_rtt_samples),
+	    cmocka_unit_test(test_segmentation),
+	    cmocka_unit_test(test_deterministic_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -26,6 +26,7 @@ struct sim_result {
 	uint64_t events;
 	uint64_t data_pkts;
 	uint64_t retx_timeout, retx_nack, retx_sack_gap, rerequests, trims, drops;
+	uint64_t switch_trims, switch_drops; /* trimmed; dropped at queues, TTL, routes */
 	ps_t fct_p50, fct_p99, fct_max;
 	ps_t end;
 	double cpu_seconds;

@@ -1,0 +1,762 @@
+/* switchd/switch.c — the switch engine (PROTOCOL.md §9): forwarding by the
+ * topology's routes with a seeded 5-tuple hash over ECMP sets, MAC rewrite
+ * and TTL, per-port traffic-class queues (TC2 strict, TC1 against TC0 by
+ * deficit round robin), ECN marking, trimming under the UET policy,
+ * serialization at the port's rate and the link's loss and down windows. */
+#include "switch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../emulator/config.h"
+#include "../emulator/hmap.h"
+#include "../emulator/rng.h"
+
+#define TC_TRIMMED 1 /* PROTOCOL.md §3, under the UET policy */
+#define TC_CONTROL 2
+/* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
+ * weight splits it.  Large against a frame, so each visit sends several. */
+#define DRR_ROUND 16384
+
+enum sw_drop {
+	SW_DROP_QUEUE_FULL,	 /* no room, and not trimmable (or trimming off) */
+	SW_DROP_TRIM_QUEUE_FULL, /* trimmed, and TC1 had no room either */
+	SW_DROP_TTL,		 /* TTL reached 0 */
+	SW_DROP_NO_ROUTE,	 /* destination IPv4 unknown */
+	SW_DROP_PORT_DOWN,	 /* port set down (sw_port_set_down) */
+	SW_DROP_LINK_LOST,	 /* the link's random loss */
+	SW_DROP_LINK_DOWN,	 /* the link's down window */
+	SW_DROP_LINK_RULE,	 /* a `drop` rule of the link */
+	SW_DROP_COUNT
+};
+
+static const char *const drop_names[SW_DROP_COUNT] = {
+    "queue_full", "trim_queue_full", "ttl",	  "no_route",
+    "port_down",  "link_lost",	     "link_down", "link_rule",
+};
+
+/* Counters of one port and class; add a field here and to the list below. */
+struct sw_counters {
+	uint64_t enqueued, dequeued, bytes, trimmed, ecn_marked;
+	uint64_t drops[SW_DROP_COUNT];
+};
+
+#define SW_COUNTER_FIELDS(X) X(enqueued) X(dequeued) X(bytes) X(trimmed) X(ecn_marked)
+
+const char SW_STATS_HEADER[] =
+    "time_ps,node,port,peer,tc,enqueued,dequeued,bytes,trimmed,ecn_marked,max_queue_bytes,"
+    "queue_bytes,drop_queue_full,drop_trim_queue_full,drop_ttl,drop_no_route,drop_port_down,"
+    "drop_link_lost,drop_link_down,drop_link_rule";
+
+struct sw_queue {
+	struct pkt *head, *tail;
+	uint64_t bytes; /* wire bytes waiting */
+};
+
+struct sw_port {
+	struct sw *sw;
+	int index;
+	struct link_end *link;
+	uint64_t rate; /* bits/s: topology_port_rate (§12 rule 13) */
+	ps_t delay;
+	uint64_t limit; /* EgressQueueLimit resolved for this port */
+	bool faces_nic; /* the hop to a NIC: trimmed-last-hop */
+	bool down;
+	const char *peer_name;
+	uint8_t peer_mac[6];
+
+	struct sw_queue q[SW_NUM_TC];
+	uint8_t nonempty; /* bit tc: q[tc] holds a frame */
+	int drr_cur;	  /* TC0 or TC1: whose turn */
+	bool drr_fresh;	  /* drr_cur has not had its quantum this turn */
+	uint64_t deficit[2];
+
+	struct pkt *on_wire;
+	int on_wire_tc;
+	ps_t on_wire_start;
+
+	struct sw_counters total[SW_NUM_TC], last[SW_NUM_TC];
+	uint64_t peak[SW_NUM_TC], peak_ivl[SW_NUM_TC];
+	uint8_t seen; /* bit tc: the class ever saw traffic */
+};
+
+struct sw {
+	char name[TOPO_NAME_MAX];
+	const struct topology *t;
+	int node;
+	struct switch_attrs a; /* EgressQueueLimit unresolved: see ports */
+	uint64_t seed;	       /* of the ECMP hash */
+	uint8_t mac[6];
+	struct events *ev;
+	struct pkt_pool *pool;
+	struct sw_host host;
+	struct csv *stats;
+	struct rng rng;	 /* ECN marking */
+	struct hmap dst; /* IPv4 -> node index + 1 */
+	bool trim_active;
+	bool icrc;	     /* frames from the NICs carry an ICRC */
+	uint64_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
+	struct sw_port *ports;
+	int nports;
+	uint64_t rx_frames, rx_drop_payload, rx_drop_wire[WIRE_ERROR_COUNT];
+};
+
+/* ---- set-up ------------------------------------------------------------ */
+
+/* PROTOCOL.md §3: the switch's codepoints must be the NICs'. */
+static bool same_codepoints(const struct switch_attrs *s, const struct topo_node *nic, char *err,
+			    size_t errlen, const char *name)
+{
+	static const char *const names[] = {"DscpTrimmable", "DscpTrimmableRetx",
+					    "DscpNoTrim",    "DscpControl",
+					    "DscpTrimmed",   "DscpTrimmedLastHop"};
+	const struct nic_attrs *n = &nic->nic;
+	const uint8_t sv[6] = {s->dscp_trimmable, s->dscp_trimmable_retx, s->dscp_no_trim,
+			       s->dscp_control,	  s->dscp_trimmed,	  s->dscp_trimmed_last_hop};
+	const uint8_t nv[6] = {n->dscp_trimmable, n->dscp_trimmable_retx, n->dscp_no_trim,
+			       n->dscp_control,	  n->dscp_trimmed,	  n->dscp_trimmed_last_hop};
+
+	for (int i = 0; i < 6; i++) {
+		if (sv[i] != nv[i]) {
+			snprintf(err, errlen,
+				 "%s: %s: %u differs from NIC %s's %u (allowed: the same "
+				 "codepoints on every NIC and switch, PROTOCOL.md §3)",
+				 name, names[i], sv[i], nic->name, nv[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool check_node(const struct sw_params *p, char *err, size_t errlen)
+{
+	const struct topology *t = p->topo;
+	const struct topo_node *n;
+
+	if (!t || p->node < 0 || p->node >= t->nnodes || t->nodes[p->node].kind != NODE_SWITCH) {
+		snprintf(err, errlen, "switch: node %d is not a switch of the topology", p->node);
+		return false;
+	}
+	n = &t->nodes[p->node];
+	if (n->sw.pfc) {
+		snprintf(err, errlen,
+			 "%s: PfcEnabled: true is refused: PFC pause frames are not modelled "
+			 "(allowed: false, PROTOCOL.md §9)",
+			 n->name);
+		return false;
+	}
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_NIC &&
+		    !same_codepoints(&n->sw, &t->nodes[i], err, errlen, n->name))
+			return false;
+	return true;
+}
+
+/* The hash seed: the topology's seed mixed with the switch's name, as the
+ * engines' RNGs are seeded (ARCHITECTURE.md, Determinism). */
+static uint64_t hash_seed(uint64_t seed, const char *name)
+{
+	struct rng r;
+
+	rng_seed(&r, seed, name);
+	return rng_next(&r);
+}
+
+static void port_init(struct sw *sw, const struct sw_params *prm, int i)
+{
+	const struct topology *t = sw->t;
+	const struct topo_port *tp = &t->nodes[sw->node].ports[i];
+	const struct topo_node *peer = &t->nodes[tp->peer];
+	struct sw_port *port = &sw->ports[i];
+	struct switch_attrs a = sw->a;
+
+	port->sw = sw;
+	port->index = i;
+	port->link = &prm->links[i];
+	port->rate = topology_port_rate(t, sw->node, i);
+	port->delay = port->link->delay;
+	config_switch_resolve(&a, port->rate);
+	port->limit = a.egress_queue_limit;
+	port->faces_nic = peer->kind != NODE_SWITCH;
+	port->peer_name = peer->name;
+	memcpy(port->peer_mac, peer->mac, 6);
+	port->drr_fresh = true;
+}
+
+static void stats_tick(void *arg, ps_t now);
+
+static void say_trimming_inactive(const struct sw *sw)
+{
+	if (!sw->a.uet_policy && sw->a.trimming)
+		fprintf(stderr,
+			"%s: UETPolicyEnabled is false: trimming is inactive, packets that do "
+			"not fit are dropped (PROTOCOL.md §9)\n",
+			sw->name);
+}
+
+static bool index_destinations(struct sw *sw)
+{
+	const struct topology *t = sw->t;
+
+	hmap_init(&sw->dst);
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind != NODE_SWITCH &&
+		    !hmap_put(&sw->dst, t->nodes[i].ip, (void *)(uintptr_t)(i + 1)))
+			return false;
+	return true;
+}
+
+static void drr_quanta(struct sw *sw)
+{
+	double w = sw->a.trimmed_class_weight;
+
+	sw->quantum[1] = (uint64_t)(w * DRR_ROUND + 0.5);
+	sw->quantum[0] = DRR_ROUND - sw->quantum[1];
+}
+
+struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
+{
+	struct sw *sw;
+	const struct topo_node *n;
+
+	if (!check_node(prm, err, errlen))
+		return NULL;
+	n = &prm->topo->nodes[prm->node];
+	if (!prm->links || !prm->events || !prm->pool || !prm->host.transmit) {
+		snprintf(err, errlen, "%s: switch engine: links, events, pool and host needed",
+			 n->name);
+		return NULL;
+	}
+	sw = calloc(1, sizeof(*sw));
+	if (sw) {
+		sw->t = prm->topo;
+		sw->node = prm->node;
+	}
+	if (!sw || !(sw->ports = calloc(n->nports ? n->nports : 1, sizeof(*sw->ports))) ||
+	    !index_destinations(sw)) {
+		snprintf(err, errlen, "%s: out of memory", n->name);
+		sw_free(sw);
+		return NULL;
+	}
+	snprintf(sw->name, sizeof(sw->name), "%s", prm->name ? prm->name : n->name);
+	sw->a = n->sw;
+	sw->seed = hash_seed(prm->topo->emu.seed, n->name);
+	memcpy(sw->mac, n->mac, 6);
+	sw->ev = prm->events;
+	sw->pool = prm->pool;
+	sw->host = prm->host;
+	sw->stats = sw->a.stats ? prm->stats : NULL;
+	rng_seed(&sw->rng, prm->topo->emu.seed, n->name);
+	/* Seed, Packet marking: trimming runs only under the UET policy. */
+	sw->trim_active = sw->a.uet_policy && sw->a.trimming;
+	for (int i = 0; i < prm->topo->nnodes; i++)
+		if (prm->topo->nodes[i].kind == NODE_NIC && prm->topo->nodes[i].nic.icrc)
+			sw->icrc = true;
+	drr_quanta(sw);
+	sw->nports = n->nports;
+	for (int i = 0; i < sw->nports; i++)
+		port_init(sw, prm, i);
+	say_trimming_inactive(sw);
+	if (sw->stats && sw->a.stats_interval)
+		events_schedule(sw->ev, events_now(sw->ev) + sw->a.stats_interval, stats_tick, sw);
+	return sw;
+}
+
+static void free_list(struct sw *sw, struct pkt *p)
+{
+	while (p) {
+		struct pkt *n = p->next;
+		pkt_put(sw->pool, p);
+		p = n;
+	}
+}
+
+void sw_free(struct sw *sw)
+{
+	if (!sw)
+		return;
+	for (int i = 0; sw->ports && i < sw->nports; i++) {
+		struct sw_port *port = &sw->ports[i];
+		for (int tc = 0; tc < SW_NUM_TC; tc++)
+			free_list(sw, port->q[tc].head);
+		if (port->on_wire)
+			pkt_put(sw->pool, port->on_wire);
+	}
+	hmap_destroy(&sw->dst);
+	free(sw->ports);
+	free(sw);
+}
+
+/* ---- classification and routing ----------------------------------------- */
+
+/* PROTOCOL.md §3: with UETPolicyEnabled control -> TC2, trimmed and
+ * trimmed-last-hop -> TC1, everything else TC0; without it TC = DSCP / 8. */
+int sw_classify(const struct sw *sw, uint8_t dscp)
+{
+	const struct switch_attrs *a = &sw->a;
+
+	if (!a->uet_policy)
+		return (dscp & 63) >> 3;
+	if (dscp == a->dscp_control)
+		return TC_CONTROL;
+	if (dscp == a->dscp_trimmed || dscp == a->dscp_trimmed_last_hop)
+		return TC_TRIMMED;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xFF51AFD7ED558CCDULL;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* PROTOCOL.md §9: a hash of (source IP, destination IP, protocol 17,
+ * source port, destination port) and the switch's seed. */
+static uint64_t flow_hash(const struct sw *sw, const struct pkt *p)
+{
+	uint64_t h = mix64(sw->seed ^ ((uint64_t)p->src_ip << 32 | p->dst_ip));
+
+	return mix64(h ^ ((uint64_t)17 << 32 | (uint64_t)p->sport << 16 | p->dport));
+}
+
+static int dst_node(const struct sw *sw, uint32_t ip)
+{
+	return (int)(uintptr_t)hmap_get(&sw->dst, ip) - 1;
+}
+
+int sw_route(const struct sw *sw, const struct pkt *p)
+{
+	const uint16_t *ports;
+	int dst = dst_node(sw, p->dst_ip);
+	int n = dst < 0 ? 0 : topology_ecmp(sw->t, sw->node, dst, &ports);
+
+	if (n <= 0)
+		return -1;
+	return n == 1 ? ports[0] : ports[flow_hash(sw, p) % (uint64_t)n];
+}
+
+/* ---- queues -------------------------------------------------------------- */
+
+static void count_drop(struct sw_port *port, int tc, enum sw_drop why)
+{
+	port->total[tc].drops[why]++;
+	port->seen |= (uint8_t)(1u << tc);
+}
+
+static void drop(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, enum sw_drop why)
+{
+	count_drop(port, tc, why);
+	pkt_put(sw->pool, p);
+}
+
+static void push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
+{
+	struct sw_queue *q = &port->q[tc];
+
+	p->next = NULL;
+	if (q->tail)
+		q->tail->next = p;
+	else
+		q->head = p;
+	q->tail = p;
+	q->bytes += len;
+	port->nonempty |= (uint8_t)(1u << tc);
+	port->total[tc].enqueued++;
+	port->seen |= (uint8_t)(1u << tc);
+	if (q->bytes > port->peak_ivl[tc])
+		port->peak_ivl[tc] = q->bytes;
+	if (q->bytes > port->peak[tc])
+		port->peak[tc] = q->bytes;
+}
+
+static struct pkt *pop(struct sw_port *port, int tc)
+{
+	struct sw_queue *q = &port->q[tc];
+	struct pkt *p = q->head;
+	uint32_t len = wire_len(p);
+
+	q->head = p->next;
+	if (!q->head) {
+		q->tail = NULL;
+		port->nonempty &= (uint8_t) ~(1u << tc);
+	}
+	p->next = NULL;
+	q->bytes -= len;
+	port->total[tc].dequeued++;
+	port->total[tc].bytes += len;
+	return p;
+}
+
+static bool is_ect(uint8_t ecn)
+{
+	return ecn == WIRE_ECN_ECT0 || ecn == WIRE_ECN_ECT1;
+}
+
+/* PROTOCOL.md §9, ECN: on enqueue to TC0, an ECT packet is marked CE with a
+ * probability rising linearly from 0 at EcnKmin x limit to EcnPmax at
+ * EcnKmax x limit (and EcnPmax above), from the bytes already queued. */
+static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
+{
+	double q = (double)port->q[0].bytes, lo = sw->a.ecn_kmin * (double)port->limit,
+	       hi = sw->a.ecn_kmax * (double)port->limit, prob;
+
+	if (!is_ect(p->ecn) || q <= lo)
+		return;
+	prob = q >= hi ? sw->a.ecn_pmax : sw->a.ecn_pmax * (q - lo) / (hi - lo);
+	/* Draw only strictly between 0 and 1: the stream then depends only on
+	 * the queues that mark by chance. */
+	if (prob <= 0 || (prob < 1 && rng_unit(&sw->rng) >= prob))
+		return;
+	p->ecn = WIRE_ECN_CE;
+	port->total[0].ecn_marked++;
+}
+
+static bool trimmable(const struct sw *sw, const struct pkt *p)
+{
+	return wire_is_data(p) && !p->trimmed &&
+	       (p->dscp == sw->a.dscp_trimmable || p->dscp == sw->a.dscp_trimmable_retx);
+}
+
+/* Seed, Buffer under the UET policy: a trimmable retransmission may use
+ * 1.5 x the egress queue limit. */
+static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const struct pkt *p)
+{
+	if (sw->a.uet_policy && p->dscp == sw->a.dscp_trimmable_retx)
+		return port->limit + port->limit / 2;
+	return port->limit;
+}
+
+static void port_start(struct sw_port *port, ps_t now);
+
+/* PROTOCOL.md §9, admission: a packet that does not fit its queue is
+ * trimmed when trimming is active and its codepoint is trimmable; the cut
+ * packet is re-marked trimmed, or trimmed-last-hop on the hop to a NIC, and
+ * offered to TC1.  Otherwise, or when TC1 is full too, it is dropped. */
+static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps_t now)
+{
+	uint32_t len = wire_len(p);
+
+	if (port->q[tc].bytes + len <= limit_of(sw, port, p)) {
+		if (tc == 0)
+			ecn_mark(sw, port, p);
+		push(port, tc, p, len);
+	} else if (!sw->trim_active || !trimmable(sw, p)) {
+		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
+		return;
+	} else {
+		port->total[tc].trimmed++;
+		wire_trim(p);
+		p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
+		len = wire_len(p);
+		if (port->q[TC_TRIMMED].bytes + len > port->limit) {
+			drop(sw, port, TC_TRIMMED, p, SW_DROP_TRIM_QUEUE_FULL);
+			return;
+		}
+		push(port, TC_TRIMMED, p, len);
+	}
+	if (!port->on_wire)
+		port_start(port, now);
+}
+
+/* ---- the port ----------------------------------------------------------- */
+
+/* TC1 against TC0 by deficit round robin, weights TrimmedClassWeight and
+ * its complement (PROTOCOL.md §9).  A class alone is served at once. */
+static int drr_pick(struct sw *sw, struct sw_port *port)
+{
+	bool has0 = port->nonempty & 1, has1 = port->nonempty & 2;
+
+	if (!has0 || !has1) {
+		port->deficit[has0 ? 1 : 0] = 0;
+		return has0 ? 0 : 1;
+	}
+	for (;;) {
+		int c = port->drr_cur;
+		uint32_t len = wire_len(port->q[c].head);
+		if (port->drr_fresh) {
+			port->deficit[c] += sw->quantum[c];
+			port->drr_fresh = false;
+		}
+		if (len <= port->deficit[c]) {
+			port->deficit[c] -= len;
+			return c;
+		}
+		port->drr_cur = c ^ 1;
+		port->drr_fresh = true;
+	}
+}
+
+/* TC7..TC2 by strict priority, highest first (PROTOCOL.md §9: TC2 strict),
+ * then TC1 and TC0.  -1 when every queue is empty. */
+static int pick_class(struct sw *sw, struct sw_port *port)
+{
+	uint8_t strict = port->nonempty & 0xFC;
+
+	if (strict)
+		return 31 - __builtin_clz(strict);
+	if (!(port->nonempty & 3))
+		return -1;
+	return drr_pick(sw, port);
+}
+
+static void serialization_end(void *arg, ps_t now);
+
+static void port_start(struct sw_port *port, ps_t now)
+{
+	struct sw *sw = port->sw;
+	int tc = pick_class(sw, port);
+	struct pkt *p;
+
+	if (tc < 0)
+		return;
+	p = pop(port, tc);
+	port->on_wire = p;
+	port->on_wire_tc = tc;
+	port->on_wire_start = now;
+	events_schedule(sw->ev, now + time_serialize(wire_len(p), port->rate), serialization_end,
+			port);
+}
+
+/* What a link verdict costs the frame; SW_DROP_COUNT: it passes. */
+static enum sw_drop verdict_drop(enum link_verdict v)
+{
+	switch (v) {
+	case LINK_LOST:
+		return SW_DROP_LINK_LOST;
+	case LINK_DOWN:
+		return SW_DROP_LINK_DOWN;
+	case LINK_DROP_RULE:
+		return SW_DROP_LINK_RULE;
+	case LINK_PASS:
+		break;
+	}
+	return SW_DROP_COUNT;
+}
+
+/* Seed, Packets on the wire: the frame reaches the far end one link delay
+ * after its serialization ends, unless the link loses it (link.h) or the
+ * port was set down meanwhile. */
+static void serialization_end(void *arg, ps_t now)
+{
+	struct sw_port *port = arg;
+	struct sw *sw = port->sw;
+	struct pkt *p = port->on_wire;
+	enum sw_drop why =
+	    port->down ? SW_DROP_PORT_DOWN
+		       : verdict_drop(link_verdict(port->link, p, port->on_wire_start, now));
+
+	port->on_wire = NULL;
+	if (why == SW_DROP_COUNT)
+		sw->host.transmit(sw->host.ctx, port->index, p, now + port->delay);
+	else
+		drop(sw, port, port->on_wire_tc, p, why);
+	port_start(port, now);
+}
+
+void sw_port_set_down(struct sw *sw, int port, bool down)
+{
+	struct sw_port *sp;
+
+	if (port < 0 || port >= sw->nports)
+		return;
+	sp = &sw->ports[port];
+	sp->down = down;
+	if (!down)
+		return;
+	/* A cut fibre: what waits for the port is lost with it. */
+	for (int tc = 0; tc < SW_NUM_TC; tc++)
+		while (sp->q[tc].head)
+			drop(sw, sp, tc, pop(sp, tc), SW_DROP_PORT_DOWN);
+}
+
+/* ---- forwarding ---------------------------------------------------------- */
+
+/* PROTOCOL.md §9: route, TTL - 1 (drop at 0), MAC rewrite to the next hop,
+ * classify and queue.  The IPv4 checksum is rebuilt with the frame
+ * (wire_build), so it stays valid. */
+void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
+{
+	int tc = sw_classify(sw, p->dscp), out;
+	struct sw_port *in = port >= 0 && port < sw->nports ? &sw->ports[port] : NULL;
+
+	sw->rx_frames++;
+	if (in && in->down) {
+		drop(sw, in, tc, p, SW_DROP_PORT_DOWN);
+		return;
+	}
+	out = sw_route(sw, p);
+	if (out < 0) {
+		if (in)
+			count_drop(in, tc, SW_DROP_NO_ROUTE);
+		pkt_put(sw->pool, p);
+		return;
+	}
+	if (p->ttl <= 1) {
+		drop(sw, in ? in : &sw->ports[out], tc, p, SW_DROP_TTL);
+		return;
+	}
+	p->ttl--;
+	if (sw->ports[out].down) {
+		drop(sw, &sw->ports[out], tc, p, SW_DROP_PORT_DOWN);
+		return;
+	}
+	memcpy(p->src_mac, sw->mac, 6);
+	memcpy(p->dst_mac, sw->ports[out].peer_mac, 6);
+	admit(sw, &sw->ports[out], tc, p, now);
+}
+
+void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_t now)
+{
+	struct pkt *p = pkt_get(sw->pool);
+	enum wire_error e;
+
+	if (!p)
+		return;
+	e = wire_parse(f, len, sw->icrc, p);
+	if (e != WIRE_OK) {
+		sw->rx_drop_wire[e]++;
+		pkt_put(sw->pool, p);
+		return;
+	}
+	if (p->payload) {
+		uint64_t off = p->va % WIRE_VA_MSG_STRIDE;
+		if (wire_pattern_check(p->payload, p->payload_len, p->src_ip, p->msn, off)) {
+			sw->rx_drop_payload++;
+			pkt_put(sw->pool, p);
+			return;
+		}
+		p->payload = NULL;
+	}
+	sw_receive(sw, port, p, now);
+}
+
+/* ---- records and counters ------------------------------------------------ */
+
+static bool class_active(const struct sw_port *port, int tc)
+{
+	return memcmp(&port->total[tc], &port->last[tc], sizeof(port->total[tc])) ||
+	       port->q[tc].bytes || (port->on_wire && port->on_wire_tc == tc);
+}
+
+static void stats_row(struct sw *sw, struct sw_port *port, int tc, ps_t now)
+{
+	struct csv *c = sw->stats;
+	const struct sw_counters *t = &port->total[tc], *l = &port->last[tc];
+
+	csv_u64(c, now);
+	csv_str(c, sw->name);
+	csv_u64(c, (uint64_t)port->index);
+	csv_str(c, port->peer_name);
+	csv_u64(c, (uint64_t)tc);
+#define SW_COUNTER_CELL(f) csv_u64(c, t->f - l->f);
+	SW_COUNTER_FIELDS(SW_COUNTER_CELL)
+#undef SW_COUNTER_CELL
+	csv_u64(c, port->peak_ivl[tc]);
+	csv_u64(c, port->q[tc].bytes);
+	for (int d = 0; d < SW_DROP_COUNT; d++)
+		csv_u64(c, t->drops[d] - l->drops[d]);
+	csv_end(c);
+	port->last[tc] = *t;
+	port->peak_ivl[tc] = port->q[tc].bytes;
+}
+
+static void stats_rows(struct sw *sw, ps_t now, bool final)
+{
+	for (int i = 0; i < sw->nports; i++) {
+		struct sw_port *port = &sw->ports[i];
+		for (int tc = 0; tc < SW_NUM_TC; tc++)
+			if (final ? (port->seen >> tc & 1) : class_active(port, tc))
+				stats_row(sw, port, tc, now);
+	}
+}
+
+static void stats_tick(void *arg, ps_t now)
+{
+	struct sw *sw = arg;
+
+	stats_rows(sw, now, false);
+	events_schedule(sw->ev, now + sw->a.stats_interval, stats_tick, sw);
+}
+
+void sw_finish(struct sw *sw, ps_t now)
+{
+	if (sw->stats)
+		stats_rows(sw, now, true);
+}
+
+static uint64_t counter_of(const struct sw_port *port, int tc, const char *name)
+{
+	const struct sw_counters *c = &port->total[tc];
+
+#define SW_COUNTER_GET(f)                                                                          \
+	if (!strcmp(name, #f))                                                                     \
+		return c->f;
+	SW_COUNTER_FIELDS(SW_COUNTER_GET)
+#undef SW_COUNTER_GET
+	if (!strcmp(name, "max_queue_bytes"))
+		return port->peak[tc];
+	if (!strncmp(name, "drop_", 5))
+		for (int d = 0; d < SW_DROP_COUNT; d++)
+			if (!strcmp(name + 5, drop_names[d]))
+				return c->drops[d];
+	return UINT64_MAX;
+}
+
+static uint64_t rx_counter(const struct sw *sw, const char *name)
+{
+	if (!strcmp(name, "rx_frames"))
+		return sw->rx_frames;
+	if (!strcmp(name, "rx_drop_payload_not_pattern"))
+		return sw->rx_drop_payload;
+	if (!strncmp(name, "rx_drop_", 8))
+		for (int e = 1; e < WIRE_ERROR_COUNT; e++)
+			if (!strcmp(name + 8, wire_error_name((enum wire_error)e)))
+				return sw->rx_drop_wire[e];
+	return UINT64_MAX;
+}
+
+uint64_t sw_port_counter(const struct sw *sw, int port, int tc, const char *name)
+{
+	uint64_t rx = rx_counter(sw, name);
+
+	if (rx != UINT64_MAX)
+		return rx;
+	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
+		return UINT64_MAX;
+	return counter_of(&sw->ports[port], tc, name);
+}
+
+uint64_t sw_counter(const struct sw *sw, const char *name)
+{
+	bool peak = !strcmp(name, "max_queue_bytes");
+	uint64_t sum = rx_counter(sw, name);
+
+	if (sum != UINT64_MAX)
+		return sum;
+	if (counter_of(&sw->ports[0], 0, name) == UINT64_MAX && sw->nports)
+		return UINT64_MAX;
+	sum = 0;
+	for (int i = 0; i < sw->nports; i++)
+		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+			uint64_t v = counter_of(&sw->ports[i], tc, name);
+			sum = peak ? (v > sum ? v : sum) : sum + v;
+		}
+	return sum;
+}
+
+uint64_t sw_queue_bytes(const struct sw *sw, int port, int tc)
+{
+	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
+		return 0;
+	return sw->ports[port].q[tc].bytes;
+}
+
+uint64_t sw_queue_limit(const struct sw *sw, int port)
+{
+	return port < 0 || port >= sw->nports ? 0 : sw->ports[port].limit;
+}

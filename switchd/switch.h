@@ -1,0 +1,103 @@
+/* switchd/switch.h — the switch engine of PROTOCOL.md §9: no sockets and no
+ * clock (ARCHITECTURE.md, The engine contract).
+ *
+ * The engine takes frames on its ports (sw_receive) at a given virtual time,
+ * forwards each by the routes of the topology (ECMP by a hash of the
+ * 5-tuple, so the entropy value chooses the path), queues it on the egress
+ * port in its traffic class, marks ECN, trims under the UET policy, and
+ * serializes it at the port's rate.  Frames leave through the host's
+ * transmit callback with their arrival time at the far end of the link.
+ *
+ * Counters are kept per port and traffic class; switch-stats.csv gets one
+ * row per port and class that saw traffic, every SwitchStatsReportInterval,
+ * and a final row for each of them from sw_finish (INTERFACES.md). */
+#ifndef SWITCHD_SWITCH_H
+#define SWITCHD_SWITCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../emulator/events.h"
+#include "../emulator/link.h"
+#include "../emulator/records.h"
+#include "../emulator/topology.h"
+#include "../emulator/wire.h"
+
+#define SW_NUM_TC 8
+
+struct sw;
+
+struct sw_host {
+	void *ctx;
+	/* A frame leaves port `port`; it reaches the far end at `arrival`.
+	 * The host owns p from here (it must pkt_put it when done). */
+	void (*transmit)(void *ctx, int port, struct pkt *p, ps_t arrival);
+};
+
+struct sw_params {
+	const char *name; /* node name, for records; NULL: the topology's */
+	const struct topology *topo;
+	int node;		/* the switch's node index in topo */
+	struct link_end *links; /* one per port, sending direction */
+	struct events *events;
+	struct pkt_pool *pool;
+	struct sw_host host;
+	struct csv *stats; /* switch-stats.csv, may be NULL */
+};
+
+/* The switch-stats.csv header (INTERFACES.md, Records).  Counts are for the
+ * interval that ends at time_ps; max_queue_bytes is the interval's peak;
+ * queue_bytes the queue at time_ps. */
+extern const char SW_STATS_HEADER[];
+
+/* Create the engine of topology node p->node.  Returns NULL and one line in
+ * err when the switch cannot run: PfcEnabled=true (PFC is not modelled),
+ * codepoints that differ from the NICs' (PROTOCOL.md §3), not a switch.
+ * Without UETPolicyEnabled and with TrimmingEnabled, says once on stderr
+ * that trimming is inactive (PROTOCOL.md §9). */
+struct sw *sw_new(const struct sw_params *p, char *err, size_t errlen);
+void sw_free(struct sw *sw);
+
+/* A frame has arrived on `port`.  The engine owns p from here. */
+void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now);
+
+/* Parse a frame from a real port and receive it.  Malformed frames are
+ * counted by reason (rx_drop_<reason>) and dropped.  A payload is carried
+ * as a descriptor of the pattern of PROTOCOL.md §1 (so f need not outlive
+ * the call); one that differs from the pattern is counted
+ * (rx_drop_payload_not_pattern) and dropped, since the engine keeps no
+ * copies of payload bytes. */
+void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_t now);
+
+/* The egress port the routes and the switch's hash pick for p, or -1 when
+ * its destination is unknown.  The same 5-tuple always gets the same port. */
+int sw_route(const struct sw *sw, const struct pkt *p);
+
+/* A port set down drops every frame queued to it or arriving on it,
+ * counted as drop_port_down (PROTOCOL.md §9, Faults). */
+void sw_port_set_down(struct sw *sw, int port, bool down);
+
+/* Write the final switch-stats rows. */
+void sw_finish(struct sw *sw, ps_t now);
+
+/* Totals over every port and class, by name: enqueued, dequeued, bytes,
+ * trimmed, ecn_marked, max_queue_bytes (the peak of any queue), drop_<reason>
+ * (queue_full, trim_queue_full, ttl, no_route, port_down, link_lost,
+ * link_down, link_rule), rx_frames, rx_drop_<wire reason>,
+ * rx_drop_payload_not_pattern.  UINT64_MAX for an unknown name. */
+uint64_t sw_counter(const struct sw *sw, const char *name);
+
+/* The same for one port and traffic class (rx_* names are per switch). */
+uint64_t sw_port_counter(const struct sw *sw, int port, int tc, const char *name);
+
+/* Bytes waiting in a port's queue of class tc (not the frame on the wire). */
+uint64_t sw_queue_bytes(const struct sw *sw, int port, int tc);
+
+/* The traffic class the switch puts a codepoint in (PROTOCOL.md §3). */
+int sw_classify(const struct sw *sw, uint8_t dscp);
+
+/* The egress queue limit of a port, resolved from its rate (§9). */
+uint64_t sw_queue_limit(const struct sw *sw, int port);
+
+#endif

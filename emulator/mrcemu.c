@@ -1,5 +1,5 @@
 /* emulator/mrcemu.c — the mrcemu command line (INTERFACES.md): sim, run, up,
- * down, ctl, attributes. */
+ * down, ctl, attributes.  run/up/down/ctl are the launcher (launch.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -8,56 +8,57 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "launch.h"
 #include "sim.h"
 #include "time.h"
 
 #define DEFAULT_TOPOLOGY "configs/default.ini"
 
 static const char usage_main[] =
-	"Usage: mrcemu COMMAND [OPTIONS]\n"
-	"\n"
-	"A packet-level emulator of the MRC (Multipath Reliable Connection) transport.\n"
-	"\n"
-	"Commands:\n"
-	"  sim [TOPOLOGY.ini]     run the topology as a deterministic single-process simulation\n"
-	"  run [TOPOLOGY.ini]     run it as nicd/switchd daemons over veth links (root)\n"
-	"  up TOPOLOGY.ini        build namespaces and links, start the daemons, wait\n"
-	"  down TOPOLOGY.ini      stop the daemons, delete namespaces and links\n"
-	"  ctl NODE COMMAND...    send a control command to a running daemon\n"
-	"  attributes             list every attribute with its default and range\n"
-	"\n"
-	"`mrcemu COMMAND --help` describes each command.  With no topology, sim and run\n"
-	"use " DEFAULT_TOPOLOGY ".\n";
+    "Usage: mrcemu COMMAND [OPTIONS]\n"
+    "\n"
+    "A packet-level emulator of the MRC (Multipath Reliable Connection) transport.\n"
+    "\n"
+    "Commands:\n"
+    "  sim [TOPOLOGY.ini]     run the topology as a deterministic single-process simulation\n"
+    "  run [TOPOLOGY.ini]     run it as nicd/switchd daemons over veth links (root)\n"
+    "  up TOPOLOGY.ini        build namespaces and links, start the daemons, wait\n"
+    "  down TOPOLOGY.ini      stop the daemons, delete namespaces and links\n"
+    "  ctl NODE COMMAND...    send a control command to a running daemon\n"
+    "  attributes             list every attribute with its default and range\n"
+    "\n"
+    "`mrcemu COMMAND --help` describes each command.  With no topology, sim and run\n"
+    "use " DEFAULT_TOPOLOGY ".\n";
 
 static const char usage_sim[] =
-	"Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME] [-q]\n"
-	"\n"
-	"Run every NIC and switch of TOPOLOGY.ini in one process on a discrete-event clock,\n"
-	"with the workload the file names.  Deterministic: two runs write byte-identical\n"
-	"records.  No root needed.\n"
-	"\n"
-	"Options:\n"
-	"  -o, --out OUTDIR   where records go (default out/<emulation name>)\n"
-	"  -c, --capture      write OUTDIR/pcap/NODE-PORT.pcap for every port, nanosecond\n"
-	"                     timestamps in virtual time (open with wireshark -X\n"
-	"                     lua_script:pcap/mrc.lua)\n"
-	"  -s, --seed N       the random seed (overrides [emulation] seed)\n"
-	"  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: when every\n"
-	"                     message has completed or failed\n"
-	"  -q, --quiet        no summary\n"
-	"  -h, --help         this text\n"
-	"\n"
-	"Records (INTERFACES.md): messages.csv, mrc-transport-stats.csv, and with their\n"
-	"attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv.\n"
-	"\n"
-	"Exit status: 0 every message completed with its bytes verified; 1 some did not\n"
-	"(each is reported with the reason); 2 bad arguments or a bad topology or workload.\n";
+    "Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME] [-q]\n"
+    "\n"
+    "Run every NIC and switch of TOPOLOGY.ini in one process on a discrete-event clock,\n"
+    "with the workload the file names.  Deterministic: two runs write byte-identical\n"
+    "records.  No root needed.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --out OUTDIR   where records go (default out/<emulation name>)\n"
+    "  -c, --capture      write OUTDIR/pcap/NODE-PORT.pcap for every port, nanosecond\n"
+    "                     timestamps in virtual time (open with wireshark -X\n"
+    "                     lua_script:pcap/mrc.lua)\n"
+    "  -s, --seed N       the random seed (overrides [emulation] seed)\n"
+    "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: when every\n"
+    "                     message has completed or failed\n"
+    "  -q, --quiet        no summary\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Records (INTERFACES.md): messages.csv, mrc-transport-stats.csv, and with their\n"
+    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv.\n"
+    "\n"
+    "Exit status: 0 every message completed with its bytes verified; 1 some did not\n"
+    "(each is reported with the reason); 2 bad arguments or a bad topology or workload.\n";
 
 static const char usage_attributes[] =
-	"Usage: mrcemu attributes\n"
-	"\n"
-	"Print every attribute a topology file may set, by section ([emulation], [nic],\n"
-	"[switch], [link]), with its type and unit, default, allowed range and meaning.\n";
+    "Usage: mrcemu attributes\n"
+    "\n"
+    "Print every attribute a topology file may set, by section ([emulation], [nic],\n"
+    "[switch], [link]), with its type and unit, default, allowed range and meaning.\n";
 
 static int bad_usage(const char *cmd, const char *msg)
 {
@@ -67,11 +68,13 @@ static int bad_usage(const char *cmd, const char *msg)
 
 static int cmd_sim(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"out", required_argument, NULL, 'o'},   {"capture", no_argument, NULL, 'c'},
-		{"seed", required_argument, NULL, 's'},  {"until", required_argument, NULL, 'u'},
-		{"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+					     {"capture", no_argument, NULL, 'c'},
+					     {"seed", required_argument, NULL, 's'},
+					     {"until", required_argument, NULL, 'u'},
+					     {"quiet", no_argument, NULL, 'q'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	struct sim_options o = {.topology = DEFAULT_TOPOLOGY};
 	struct sim_result r;
 	char err[256], *end;
@@ -89,7 +92,8 @@ static int cmd_sim(int argc, char **argv)
 			errno = 0;
 			o.seed = strtoull(optarg, &end, 0);
 			if (errno || *end || !*optarg || optarg[0] == '-')
-				return bad_usage("sim", "--seed: not a whole number (allowed: 0..2^64-1)");
+				return bad_usage("sim",
+						 "--seed: not a whole number (allowed: 0..2^64-1)");
 			o.seed_set = true;
 			break;
 		case 'u':
@@ -128,14 +132,243 @@ static int cmd_attributes(int argc, char **argv)
 	return 0;
 }
 
-/* The daemons' commands arrive with nicd and switchd (ARCHITECTURE.md,
- * Daemons); until then they say so rather than pretend. */
-static int cmd_not_yet(int argc, char **argv)
+static const char usage_run[] =
+    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME] [-q]\n"
+    "\n"
+    "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
+    "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
+    "node is interface pN; MTU 9000, no IP address, IPv6 off), and one nicd or\n"
+    "switchd per NIC or switch, started in its namespace from the folder mrcemu is\n"
+    "in.  The daemons exchange real RoCEv2 frames, each stamped with its virtual\n"
+    "arrival time, and run the same engines as `mrcemu sim` in virtual time scaled\n"
+    "from the wall clock: virtual ns = wall ns / N.  mrcemu starts them all on one\n"
+    "epoch, follows them over their control sockets, stops them when every message\n"
+    "has completed (or TIME passes), merges their records into OUTDIR, prints a\n"
+    "summary, and removes every namespace, link, daemon and socket, also when a\n"
+    "daemon dies or mrcemu gets SIGINT, SIGTERM or SIGHUP.  Needs root.\n"
+    "\n"
+    "A frame that reaches a daemon after its stamp is a causality violation: it is\n"
+    "counted (summary, lateness.csv), never hidden.  With none, messages.csv is\n"
+    "byte-identical to the one `mrcemu sim` writes for the same topology.  A larger\n"
+    "N is slower and safer: wall jitter must stay below link delay x N.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --out OUTDIR   where records go (default out/<emulation name>)\n"
+    "  -c, --capture      every daemon writes OUTDIR/pcap/NODE-PORT.pcap of the frames\n"
+    "                     its ports send and receive, nanosecond timestamps in virtual\n"
+    "                     time (wireshark -X lua_script:pcap/mrc.lua FILE)\n"
+    "  -S, --scale N      wall ns per virtual ns, a whole number >= 1 (default: the\n"
+    "                     topology's [emulation] scale, 2000 if unset)\n"
+    "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: [emulation]\n"
+    "                     until, else when every message has completed\n"
+    "  -q, --quiet        no progress line and no summary\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "While it runs, a progress line (virtual time, messages done/total, violations)\n"
+    "is shown on stderr when stderr is a terminal.\n"
+    "\n"
+    "Records (INTERFACES.md): messages.csv, mrc-transport-stats.csv, lateness.csv\n"
+    "(per daemon: frames, stamped frames, violations, lateness percentiles), with\n"
+    "their attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv, and\n"
+    "switch-stats.csv; OUTDIR/log/NODE.log keeps what a daemon said, if anything.\n"
+    "Run folder while running: " LAUNCH_RUN_ROOT "/<emulation>/ (NODE.ctl control sockets,\n"
+    "NODE.pid, NODE.log).\n"
+    "\n"
+    "Exit status: 0 every message completed with its bytes verified; 1 some did not,\n"
+    "or the run failed (a daemon died: which, why and the end of its log are shown);\n"
+    "2 not root, bad arguments, or a bad topology or workload; 128+N ended by signal N.\n";
+
+static const char usage_up[] =
+    "Usage: mrcemu up TOPOLOGY.ini [-o OUTDIR] [--capture] [--scale N]\n"
+    "\n"
+    "Build the namespaces and links of TOPOLOGY.ini as `mrcemu run` does, start its\n"
+    "daemons, wait until each is ready, start them on one epoch, and return, leaving\n"
+    "them running (virtual time goes on until `mrcemu down`; the workload, if any,\n"
+    "is posted from virtual time 0).  Prints each node's daemon, pid and namespace,\n"
+    "and how to capture and control it, e.g.\n"
+    "\n"
+    "  ip netns exec mrc-<emulation>-h0 tcpdump -i p0 -w x.pcap\n"
+    "  mrcemu ctl h0 post h1 1MiB\n"
+    "\n"
+    "[external NAME] nodes get a namespace and a link but no daemon: send and\n"
+    "receive there with Scapy, tcpreplay or tcpdump.  Pid files, control sockets and\n"
+    "logs are in " LAUNCH_RUN_ROOT "/<emulation>/.  Needs root.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --out OUTDIR   where the daemons write records (default out/<emulation>);\n"
+    "                     `mrcemu down` merges them there\n"
+    "  -c, --capture      per-port pcaps in OUTDIR/pcap, virtual-time stamps\n"
+    "  -S, --scale N      wall ns per virtual ns (default: the topology's, 2000)\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 running; 1 something failed (everything made is removed again);\n"
+    "2 not root, bad arguments, or a bad topology or workload.\n";
+
+static const char usage_down[] =
+    "Usage: mrcemu down TOPOLOGY.ini\n"
+    "\n"
+    "Stop the emulation of TOPOLOGY.ini that `mrcemu up` started (or that a crashed\n"
+    "`mrcemu run` left): each daemon in its pid file gets the `stop` command (it\n"
+    "flushes its records), then SIGTERM, then SIGKILL, each only after\n"
+    "/proc/PID/cmdline shows it is still that nicd or switchd; then delete the\n"
+    "namespaces mrc-<emulation>-* (their veth links go with them) and the run folder\n"
+    "" LAUNCH_RUN_ROOT "/<emulation>/, and merge the daemons' records into the output\n"
+    "folder `up` used.  Processes you started in a namespace yourself (tcpdump) are\n"
+    "not signalled.  Idempotent: with nothing running it says so and exits 0.\n"
+    "Needs root.\n"
+    "\n"
+    "Exit status: 0 done or nothing to do; 2 not root, bad arguments or topology.\n";
+
+static const char usage_ctl[] =
+    "Usage: mrcemu ctl [--topology TOPOLOGY.ini] NODE COMMAND [ARG]...\n"
+    "\n"
+    "Send one command line to the running daemon of NODE (over its control socket\n"
+    "" LAUNCH_RUN_ROOT "/<emulation>/NODE.ctl) and print its reply.  The emulation is the\n"
+    "one running with a node of that name; name it with --topology when several do.\n"
+    "\n"
+    "Commands (the daemon contract):\n"
+    "  status            state=waiting|running|stopping, vt_ps, sends=done/total,\n"
+    "                    receives=done/total, violations, late_max_ns\n"
+    "  stats             every counter of the engine, as name=value\n"
+    "  post DST BYTES    (nicd) post one RDMA Write of BYTES (e.g. 1MiB) to node DST;\n"
+    "                    replies id=N (ids from 1000000 up)\n"
+    "  port N down|up    take port N down or up\n"
+    "  stop              flush the records and exit\n"
+    "\n"
+    "Options:\n"
+    "  -t, --topology TOPOLOGY.ini   the emulation of this topology file\n"
+    "  -h, --help                    this text\n"
+    "\n"
+    "Exit status: 0 the reply is ok; 1 it is an error (printed); 2 bad arguments,\n"
+    "or no such daemon is running, or it did not answer.\n";
+
+/* "N" >= 1, for --scale. */
+static bool parse_scale(const char *s, uint64_t *scale)
 {
-	(void)argc;
-	fprintf(stderr, "mrcemu %s: the nicd/switchd emulation is not built yet; use mrcemu sim\n",
-		argv[0]);
-	return 2;
+	char *end;
+
+	errno = 0;
+	*scale = strtoull(s, &end, 10);
+	return !errno && *s && *s != '-' && !*end && *scale >= 1;
+}
+
+/* The options `run` and `up` share; returns -1 when parsing may go on, else
+ * the exit status. */
+static int launch_option(const char *cmd, int c, struct launch_options *o, const char *usage)
+{
+	char err[256];
+
+	switch (c) {
+	case 'o':
+		o->outdir = optarg;
+		return -1;
+	case 'c':
+		o->capture = true;
+		return -1;
+	case 'S':
+		if (!parse_scale(optarg, &o->scale))
+			return bad_usage(cmd,
+					 "--scale: not a whole number >= 1 (allowed: 1..2^64-1)");
+		return -1;
+	case 'u':
+		if (!time_parse(optarg, &o->until, err, sizeof(err)))
+			return bad_usage(cmd, err);
+		return -1;
+	case 'q':
+		o->quiet = true;
+		return -1;
+	case 'h':
+		fputs(usage, stdout);
+		return 0;
+	default:
+		return bad_usage(cmd, "unknown option");
+	}
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+					     {"capture", no_argument, NULL, 'c'},
+					     {"scale", required_argument, NULL, 'S'},
+					     {"until", required_argument, NULL, 'u'},
+					     {"quiet", no_argument, NULL, 'q'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct launch_options o = {.topology = DEFAULT_TOPOLOGY};
+	struct launch_result r;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "o:cS:u:qh", opts, NULL)) != -1)
+		if ((rc = launch_option("run", c, &o, usage_run)) >= 0)
+			return rc;
+	if (optind < argc)
+		o.topology = argv[optind++];
+	if (optind < argc)
+		return bad_usage("run", "one topology file at most");
+	rc = launch_run(&o, &r, stderr);
+	if (r.merged && !o.quiet)
+		launch_print_summary(&r, stdout);
+	return rc;
+}
+
+static int cmd_up(int argc, char **argv)
+{
+	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+					     {"capture", no_argument, NULL, 'c'},
+					     {"scale", required_argument, NULL, 'S'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct launch_options o = {0};
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "o:cS:h", opts, NULL)) != -1)
+		if ((rc = launch_option("up", c, &o, usage_up)) >= 0)
+			return rc;
+	if (optind + 1 != argc)
+		return bad_usage("up", "needs one topology file");
+	o.topology = argv[optind];
+	return launch_up(&o, stdout, stderr);
+}
+
+static int cmd_down(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage_down, stdout);
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-')
+		return bad_usage("down", "needs one topology file");
+	return launch_down(argv[1], stdout, stderr);
+}
+
+static int cmd_ctl(int argc, char **argv)
+{
+	static const struct option opts[] = {{"topology", required_argument, NULL, 't'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	const char *topology = NULL;
+	char line[1024] = "";
+	size_t n = 0;
+	int c;
+
+	/* '+': options end at NODE, so "port 0 down" is the command's. */
+	while ((c = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+		if (c == 't')
+			topology = optarg;
+		else if (c == 'h') {
+			fputs(usage_ctl, stdout);
+			return 0;
+		} else
+			return bad_usage("ctl", "unknown option");
+	}
+	if (argc - optind < 2)
+		return bad_usage("ctl", "needs a node and a command");
+	for (int i = optind + 1; i < argc; i++) {
+		if (strchr(argv[i], '\n') || n + strlen(argv[i]) + 2 > sizeof(line))
+			return bad_usage("ctl", "command too long or with a newline");
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? " " : "", argv[i]);
+	}
+	return launch_ctl(topology, argv[optind], line, stdout, stderr);
 }
 
 int main(int argc, char **argv)
@@ -143,8 +376,9 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
-	} cmds[] = {{"sim", cmd_sim},       {"attributes", cmd_attributes}, {"run", cmd_not_yet},
-		    {"up", cmd_not_yet},    {"down", cmd_not_yet},          {"ctl", cmd_not_yet}};
+	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
+		    {"run", cmd_run},	{"up", cmd_up},
+		    {"down", cmd_down}, {"ctl", cmd_ctl}};
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

@@ -1,0 +1,965 @@
+/* emulator/launch.c — `mrcemu run` and `mrcemu up` (ARCHITECTURE.md,
+ * Daemons; the daemon contract): a namespace per node, a veth pair per
+ * link, one nicd or switchd per node, one epoch and scale for all, progress
+ * over the control sockets, records merged, and teardown on every exit
+ * path.  Signals (SIGINT, SIGTERM, SIGHUP, SIGCHLD) are blocked and read
+ * from a signalfd, so an interruption or a dying daemon is noticed between
+ * two steps and never in the middle of one. */
+#include "launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch_impl.h"
+#include "records.h"
+
+#define READY_TIMEOUT_MS    15000 /* daemons answering state=waiting */
+#define STOP_TIMEOUT_MS	    30000 /* daemons flushing their records after stop */
+#define TERM_TIMEOUT_MS	    3000  /* after SIGTERM, before SIGKILL */
+#define SILENT_TIMEOUT_MS   30000 /* a running daemon that answers nothing */
+#define POLL_MS		    20	  /* status polls while running */
+#define CTL_TIMEOUT_MS	    2000
+#define EPOCH_LEAD_NS	    50000000ULL /* the epoch is this far ahead, plus: */
+#define EPOCH_PER_DAEMON_NS 2000000ULL
+
+struct daemon {
+	const char *prog; /* "nicd", "switchd"; NULL: an external endpoint */
+	char ns[128];
+	char ctl[LAUNCH_PATH_MAX], log[LAUNCH_PATH_MAX], pidfile[LAUNCH_PATH_MAX];
+	bool ns_made;
+	pid_t pid; /* 0: not started */
+	bool reaped, stopping;
+	int status;
+	/* its last `status` reply */
+	uint64_t answered_ns;
+	char state[16];
+	uint64_t vt, sends, sends_total, receives, receives_total, violations;
+};
+
+struct launch {
+	const char *cmd; /* "run" or "up", for messages */
+	FILE *report;
+	struct topology *t;
+	struct workload w;
+	struct daemon *d; /* one per node */
+	char topology[PATH_MAX], outdir[PATH_MAX], rundir[128];
+	char bindir[PATH_MAX];
+	bool capture, detach, progress, failed, rundir_made;
+	ps_t until;
+	struct vclock clock;
+	sigset_t oldmask;
+	int sigfd;
+	int signal; /* SIGINT, SIGTERM or SIGHUP received */
+};
+
+static int fail(struct launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct launch *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(l->report, "mrcemu %s: ", l->cmd);
+	va_start(ap, fmt);
+	vfprintf(l->report, fmt, ap);
+	va_end(ap);
+	fputc('\n', l->report);
+	l->failed = true;
+	return 1;
+}
+
+/* ---- signals -------------------------------------------------------------- */
+
+static bool signals_block(struct launch *l)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, &l->oldmask) < 0)
+		return false;
+	l->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return l->sigfd >= 0;
+}
+
+static void signals_restore(struct launch *l)
+{
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	l->sigfd = -1;
+	sigprocmask(SIG_SETMASK, &l->oldmask, NULL);
+}
+
+/* Wait up to ms for a signal; note an interruption.  True if interrupted. */
+static bool signals_wait(struct launch *l, int ms)
+{
+	struct pollfd p = {.fd = l->sigfd, .events = POLLIN};
+	struct signalfd_siginfo si;
+
+	if (ms > 0)
+		poll(&p, 1, ms);
+	while (read(l->sigfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD && !l->signal)
+			l->signal = (int)si.ssi_signo;
+	return l->signal != 0;
+}
+
+/* ---- daemons -------------------------------------------------------------- */
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) == 3)
+		snprintf(buf, len,
+			 "stopped with exit status 3 (MaxViolations causality "
+			 "violations reached)");
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+}
+
+static void report_daemon(struct launch *l, int i, const char *what)
+{
+	struct daemon *d = &l->d[i];
+
+	fail(l, "daemon %s (%s, pid %d) %s; the end of its log (kept in %s/log/%s.log):",
+	     l->t->nodes[i].name, d->prog, (int)d->pid, what, l->outdir, l->t->nodes[i].name);
+	launch_log_tail(d->log, 8, l->report);
+}
+
+/* Reap what has exited.  Returns the first daemon that exited before it was
+ * told to stop, or -1. */
+static int reap(struct launch *l)
+{
+	int died = -1;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		struct daemon *d = &l->d[i];
+		if (d->pid <= 0 || d->reaped || waitpid(d->pid, &d->status, WNOHANG) != d->pid)
+			continue;
+		d->reaped = true;
+		if (!d->stopping && died < 0)
+			died = i;
+	}
+	return died;
+}
+
+static bool died_early(struct launch *l)
+{
+	int i = reap(l);
+	char why[128];
+
+	if (i < 0)
+		return false;
+	describe_exit(l->d[i].status, why, sizeof(why));
+	report_daemon(l, i, why);
+	return true;
+}
+
+static int alive_count(struct launch *l)
+{
+	int n = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++)
+		n += l->d[i].pid > 0 && !l->d[i].reaped;
+	return n;
+}
+
+/* Wait until every daemon has exited or ms passed; a signal shortens no
+ * wait, since the daemons are flushing their records. */
+static void wait_exits(struct launch *l, int ms)
+{
+	uint64_t end = launch_mono_ns() + (uint64_t)ms * 1000000ULL;
+
+	reap(l);
+	while (alive_count(l) && launch_mono_ns() < end) {
+		signals_wait(l, 50);
+		reap(l);
+	}
+}
+
+static void signal_all(struct launch *l, int sig)
+{
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && !l->d[i].reaped)
+			kill(l->d[i].pid, sig); /* our own child, not yet reaped */
+}
+
+static void send_stop(struct launch *l, int i)
+{
+	char reply[LAUNCH_REPLY_MAX];
+
+	if (l->d[i].pid <= 0 || l->d[i].reaped || l->d[i].stopping)
+		return;
+	l->d[i].stopping = true;
+	if (!launch_ctl_send(l->d[i].ctl, "stop", reply, sizeof(reply), CTL_TIMEOUT_MS))
+		kill(l->d[i].pid, SIGTERM); /* a daemon also flushes on SIGTERM */
+}
+
+/* stop, then SIGTERM, then SIGKILL: every pid we started is gone after. */
+static void stop_daemons(struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++)
+		send_stop(l, i);
+	wait_exits(l, STOP_TIMEOUT_MS);
+	if (!alive_count(l))
+		return;
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && !l->d[i].reaped)
+			fail(l, "daemon %s did not stop in %d s; sending SIGTERM",
+			     l->t->nodes[i].name, STOP_TIMEOUT_MS / 1000);
+	signal_all(l, SIGTERM);
+	wait_exits(l, TERM_TIMEOUT_MS);
+	signal_all(l, SIGKILL);
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && !l->d[i].reaped) {
+			waitpid(l->d[i].pid, &l->d[i].status, 0);
+			l->d[i].reaped = true;
+		}
+}
+
+/* ---- setting up ------------------------------------------------------------ */
+
+static bool bindir_find(struct launch *l)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	snprintf(l->bindir, sizeof(l->bindir), "%s", exe);
+	return true;
+}
+
+/* The daemon of each node, found next to mrcemu (ARCHITECTURE.md, Layout). */
+static int daemons_find(struct launch *l)
+{
+	char path[PATH_MAX + 16];
+
+	if (!bindir_find(l))
+		return fail(l, "cannot find where mrcemu is installed (/proc/self/exe)");
+	for (int i = 0; i < l->t->nnodes; i++) {
+		enum node_kind k = l->t->nodes[i].kind;
+		l->d[i].prog = k == NODE_NIC ? "nicd" : k == NODE_SWITCH ? "switchd" : NULL;
+		if (!l->d[i].prog)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", l->bindir, l->d[i].prog);
+		if (access(path, X_OK) < 0)
+			return fail(l, "%s: %s (build it with make, or use mrcemu sim)", path,
+				    strerror(errno));
+	}
+	return 0;
+}
+
+static bool path_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* A namespace of this emulation already there means an `up` (or a crashed
+ * run) is still around; `down` clears it. */
+static int names_check(struct launch *l)
+{
+	char path[LAUNCH_PATH_MAX];
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		struct daemon *d = &l->d[i];
+		topology_netns(l->t, i, d->ns, sizeof(d->ns));
+		snprintf(d->ctl, sizeof(d->ctl), "%s/%s.ctl", l->rundir, l->t->nodes[i].name);
+		snprintf(d->log, sizeof(d->log), "%s/%s.log", l->rundir, l->t->nodes[i].name);
+		snprintf(d->pidfile, sizeof(d->pidfile), "%s/%s.pid", l->rundir,
+			 l->t->nodes[i].name);
+		if (strlen(d->ctl) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return fail(l,
+				    "%s: too long for a control socket; use shorter emulation "
+				    "or node names",
+				    d->ctl);
+		snprintf(path, sizeof(path), "/run/netns/%s", d->ns);
+		if (path_exists(path))
+			return fail(l, "namespace %s exists: emulation %s is up (mrcemu down %s)",
+				    d->ns, l->t->emu.name, l->t->path);
+		if (path_exists(d->ctl))
+			return fail(l, "%s exists: emulation %s is up (mrcemu down %s)", d->ctl,
+				    l->t->emu.name, l->t->path);
+	}
+	return 0;
+}
+
+static int dirs_make(struct launch *l, const char *outdir)
+{
+	char pcap[PATH_MAX + 8];
+
+	if (!records_mkdir(LAUNCH_RUN_ROOT) || !records_mkdir(l->rundir))
+		return fail(l, "%s: %s", l->rundir, strerror(errno));
+	l->rundir_made = true;
+	chmod(l->rundir, 0700);
+	if (!records_mkdir(outdir) || !realpath(outdir, l->outdir))
+		return fail(l, "%s: %s", outdir, strerror(errno));
+	snprintf(pcap, sizeof(pcap), "%s/pcap", l->outdir);
+	if (l->capture && !records_mkdir(pcap))
+		return fail(l, "%s: %s", pcap, strerror(errno));
+	launch_clean_records(l->t, l->outdir);
+	return 0;
+}
+
+static int load(struct launch *l, const struct launch_options *o)
+{
+	char err[TOPO_ERR_MAX], outdir[PATH_MAX];
+
+	l->t = topology_load(o->topology, err, sizeof(err));
+	if (!l->t) {
+		fprintf(l->report, "%s\n", err);
+		return 2;
+	}
+	if (l->t->workload[0] && !workload_load(l->t->workload, l->t, &l->w, err, sizeof(err))) {
+		fprintf(l->report, "%s\n", err);
+		return 2;
+	}
+	if (!realpath(o->topology, l->topology)) {
+		fprintf(l->report, "%s: %s\n", o->topology, strerror(errno));
+		return 2;
+	}
+	l->d = calloc(l->t->nnodes, sizeof(*l->d));
+	if (!l->d)
+		return fail(l, "out of memory");
+	l->capture = o->capture || l->t->emu.capture;
+	l->until = o->until ? o->until : l->t->emu.until;
+	l->clock.scale = o->scale ? o->scale : l->t->emu.scale ? l->t->emu.scale : 2000;
+	snprintf(l->rundir, sizeof(l->rundir), "%s/%s", LAUNCH_RUN_ROOT, l->t->emu.name);
+	snprintf(outdir, sizeof(outdir), "%s%s", o->outdir ? "" : "out/",
+		 o->outdir ? o->outdir : l->t->emu.name);
+	if (daemons_find(l) || names_check(l))
+		return 1;
+	return dirs_make(l, outdir);
+}
+
+/* Root, the topology and workload, the daemons, the folders, the signals. */
+static int prepare(struct launch *l, const struct launch_options *o)
+{
+	int rc;
+
+	if (geteuid() != 0) {
+		fprintf(l->report,
+			"mrcemu %s: needs root to create network namespaces and veth links; "
+			"use sudo, or `mrcemu sim` (no root needed)\n",
+			l->cmd);
+		return 2;
+	}
+	if (!signals_block(l))
+		return fail(l, "signalfd: %s", strerror(errno));
+	rc = load(l, o);
+	return rc ? rc : signals_wait(l, 0) ? 1 : 0;
+}
+
+/* ---- namespaces and links --------------------------------------------------- */
+
+static int ip_run(struct launch *l, const char *const *argv)
+{
+	char err[1024];
+
+	if (launch_ip(argv, &l->oldmask, err, sizeof(err)))
+		return 0;
+	return fail(l, "%s", err);
+}
+
+static void mac_text(const uint8_t *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* The daemon contract: one namespace per node, "mrc-<emulation>-<node>". */
+static int netns_make(struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const char *argv[] = {"ip", "netns", "add", l->d[i].ns, NULL};
+		if (signals_wait(l, 0) || ip_run(l, argv))
+			return 1;
+		l->d[i].ns_made = true;
+	}
+	return 0;
+}
+
+/* One veth pair per link, each end made straight in its node's namespace as
+ * p<port>, with the node's MAC and an MTU of 9,000 (ARCHITECTURE.md,
+ * Daemons: room for MSS + headers + the 8-byte trailer). */
+static int links_make(struct launch *l)
+{
+	for (int k = 0; k < l->t->nlinks; k++) {
+		const struct topo_link *lk = &l->t->links[k];
+		char ifa[16], ifb[16], maca[24], macb[24];
+		const char *argv[] = {
+		    "ip",   "link",    "add",	  ifa,	   "netns",	   l->d[lk->a].ns,
+		    "mtu",  "9000",    "address", maca,	   "type",	   "veth",
+		    "peer", "name",    ifb,	  "netns", l->d[lk->b].ns, "mtu",
+		    "9000", "address", macb,	  NULL};
+		snprintf(ifa, sizeof(ifa), "p%d", lk->a_port);
+		snprintf(ifb, sizeof(ifb), "p%d", lk->b_port);
+		mac_text(l->t->nodes[lk->a].mac, maca, sizeof(maca));
+		mac_text(l->t->nodes[lk->b].mac, macb, sizeof(macb));
+		if (signals_wait(l, 0) || ip_run(l, argv))
+			return 1;
+	}
+	return 0;
+}
+
+/* No IPv6 (so no router solicitations in the captures), then lo and every
+ * port up; no addresses: the kernel would answer UDP 4791 with ICMP. */
+static int ports_up(struct launch *l)
+{
+	char names[TOPO_MAX_PORTS][16], err[512];
+	const char *ifs[TOPO_MAX_PORTS];
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const char *lo[] = {"ip", "-n", l->d[i].ns, "link", "set", "dev", "lo", "up", NULL};
+		int n = l->t->nodes[i].nports;
+		for (int p = 0; p < n; p++) {
+			snprintf(names[p], sizeof(names[p]), "p%d", p);
+			ifs[p] = names[p];
+		}
+		if (signals_wait(l, 0))
+			return 1;
+		if (!launch_ns_disable_ipv6(l->d[i].ns, ifs, n, &l->oldmask, err, sizeof(err)))
+			return fail(l, "%s", err);
+		if (ip_run(l, lo))
+			return 1;
+		for (int p = 0; p < n; p++) {
+			const char *up[] = {"ip",  "-n",   l->d[i].ns, "link", "set",
+					    "dev", ifs[p], "up",       NULL};
+			if (ip_run(l, up))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static void netns_delete(struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const char *argv[] = {"ip", "netns", "delete", l->d[i].ns, NULL};
+		if (l->d[i].ns_made && !ip_run(l, argv))
+			l->d[i].ns_made = false;
+	}
+}
+
+/* ---- daemons: start, ready, go ---------------------------------------------- */
+
+static int daemon_spawn(struct launch *l, int i)
+{
+	struct daemon *d = &l->d[i];
+	char bin[PATH_MAX + 16], err[256];
+	const char *argv[] = {
+	    bin,     "--topology", l->topology, "--node",  l->t->nodes[i].name,
+	    "--ctl", d->ctl,	   "--out",	l->outdir, l->capture ? "--capture" : NULL,
+	    NULL};
+	FILE *f;
+
+	snprintf(bin, sizeof(bin), "%s/%s", l->bindir, d->prog);
+	unlink(d->ctl);
+	d->pid = launch_spawn(d->ns, argv, d->log, l->detach, &l->oldmask, err, sizeof(err));
+	if (d->pid < 0) {
+		d->pid = 0;
+		return fail(l, "starting %s for %s: %s", d->prog, l->t->nodes[i].name, err);
+	}
+	f = fopen(d->pidfile, "we");
+	if (!f || fprintf(f, "%d\n", (int)d->pid) < 0 || fclose(f) != 0)
+		return fail(l, "%s: %s", d->pidfile, strerror(errno));
+	return 0;
+}
+
+/* "sends=3/4": both numbers. */
+static bool reply_fraction(const char *reply, const char *key, uint64_t *a, uint64_t *b)
+{
+	char text[64], *end;
+
+	if (!launch_reply_str(reply, key, text, sizeof(text)))
+		return false;
+	errno = 0;
+	*a = strtoull(text, &end, 10);
+	if (errno || end == text || *end != '/')
+		return false;
+	*b = strtoull(end + 1, &end, 10);
+	return !errno && !*end;
+}
+
+/* A `status` reply into d; false if it is not one. */
+static bool status_parse(struct daemon *d, const char *reply)
+{
+	if (strncmp(reply, "ok ", 3) ||
+	    !launch_reply_str(reply, "state", d->state, sizeof(d->state)))
+		return false;
+	launch_reply_u64(reply, "vt_ps", &d->vt);
+	launch_reply_u64(reply, "violations", &d->violations);
+	if (d->prog && !strcmp(d->prog, "nicd"))
+		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
+		       reply_fraction(reply, "receives", &d->receives, &d->receives_total);
+	return true;
+}
+
+static bool status_poll(struct launch *l, int i, char *reply, size_t len)
+{
+	struct daemon *d = &l->d[i];
+
+	if (!launch_ctl_send(d->ctl, "status", reply, len, CTL_TIMEOUT_MS) ||
+	    !status_parse(d, reply))
+		return false;
+	d->answered_ns = launch_mono_ns();
+	return true;
+}
+
+static int not_ready(struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && strcmp(l->d[i].state, "waiting"))
+			report_daemon(l, i, "did not answer `status` with state=waiting in 15 s");
+	return 1;
+}
+
+/* Every daemon has opened its ports and control socket and waits for start. */
+static int daemons_ready(struct launch *l)
+{
+	uint64_t end = launch_mono_ns() + READY_TIMEOUT_MS * 1000000ULL;
+	char reply[LAUNCH_REPLY_MAX];
+
+	for (;;) {
+		int want = 0, ready = 0;
+		if (signals_wait(l, 0) || died_early(l))
+			return 1;
+		for (int i = 0; i < l->t->nnodes; i++) {
+			struct daemon *d = &l->d[i];
+			if (d->pid <= 0)
+				continue;
+			want++;
+			if (strcmp(d->state, "waiting") && path_exists(d->ctl) &&
+			    status_poll(l, i, reply, sizeof(reply)) && strcmp(d->state, "waiting"))
+				return fail(l,
+					    "daemon %s answered `status` with \"%s\" before start",
+					    l->t->nodes[i].name, reply);
+			ready += !strcmp(d->state, "waiting");
+		}
+		if (ready == want)
+			return 0;
+		if (launch_mono_ns() > end)
+			return not_ready(l);
+		signals_wait(l, 10);
+	}
+}
+
+/* One epoch a little in the future for all, so every daemon has it before
+ * virtual time 0 (ARCHITECTURE.md, Time). */
+static int daemons_start(struct launch *l)
+{
+	char cmd[96], reply[LAUNCH_REPLY_MAX];
+	int n = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++)
+		n += l->d[i].pid > 0;
+	l->clock.epoch_ns = launch_mono_ns() + EPOCH_LEAD_NS + (uint64_t)n * EPOCH_PER_DAEMON_NS;
+	snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)l->clock.epoch_ns,
+		 (unsigned long long)l->clock.scale);
+	for (int i = 0; i < l->t->nnodes; i++) {
+		if (l->d[i].pid <= 0)
+			continue;
+		if (!launch_ctl_send(l->d[i].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		    strncmp(reply, "ok", 2))
+			return fail(l, "daemon %s: `%s`: %s", l->t->nodes[i].name, cmd, reply);
+		l->d[i].answered_ns = launch_mono_ns();
+	}
+	return 0;
+}
+
+static int bring_up(struct launch *l)
+{
+	if (netns_make(l) || links_make(l) || ports_up(l))
+		return 1;
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].prog && (signals_wait(l, 0) || daemon_spawn(l, i)))
+			return 1;
+	return daemons_ready(l) || daemons_start(l);
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static bool workload_done(const struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (l->t->nodes[i].kind != NODE_NIC)
+			continue;
+		if (!d->answered_ns || d->sends < d->sends_total || d->receives < d->receives_total)
+			return false;
+	}
+	return true;
+}
+
+/* INTERFACES.md: virtual time, messages done/total, violations. */
+static void progress_line(const struct launch *l, uint64_t now)
+{
+	uint64_t done = 0, total = 0, violations = 0;
+	char vt[32];
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		done += l->d[i].sends;
+		total += l->d[i].sends_total;
+		violations += l->d[i].violations;
+	}
+	fprintf(stderr, "\rmrcemu run: virtual %s  messages %llu/%llu  violations %llu\033[K",
+		time_format(vclock_at(&l->clock, now), vt, sizeof(vt)), (unsigned long long)done,
+		(unsigned long long)total, (unsigned long long)violations);
+}
+
+static int status_all(struct launch *l, uint64_t now)
+{
+	char reply[LAUNCH_REPLY_MAX];
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		struct daemon *d = &l->d[i];
+		if (d->pid <= 0 || status_poll(l, i, reply, sizeof(reply)))
+			continue;
+		/* A busy daemon may miss a poll; one silent this long is stuck. */
+		if (now > d->answered_ns + SILENT_TIMEOUT_MS * 1000000ULL) {
+			report_daemon(l, i, "has not answered `status` for 30 s");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Until the workload is done (every NIC: sends finished and receives done)
+ * or `until` passes, or a daemon dies, or a signal comes. */
+static int follow(struct launch *l)
+{
+	uint64_t next_progress = 0, now;
+	int rc = 0;
+
+	for (;;) {
+		if (signals_wait(l, POLL_MS) || died_early(l)) {
+			rc = 1;
+			break;
+		}
+		now = launch_mono_ns();
+		if (status_all(l, now)) {
+			rc = 1;
+			break;
+		}
+		if (l->progress && now >= next_progress) {
+			progress_line(l, now);
+			next_progress = now + 200000000ULL;
+		}
+		if (now >= l->clock.epoch_ns &&
+		    (workload_done(l) || (l->until && vclock_at(&l->clock, now) >= l->until)))
+			break;
+	}
+	if (l->progress)
+		fputs("\r\033[K", stderr);
+	return rc;
+}
+
+/* ---- finishing ------------------------------------------------------------------ */
+
+static uint64_t counter(const char *reply, const char *name)
+{
+	uint64_t v = 0;
+
+	return launch_reply_u64(reply, name, &v) && v != UINT64_MAX ? v : 0;
+}
+
+/* The counters of the summary, as sim.c sums them. */
+static void stats_collect(struct launch *l, struct launch_result *r)
+{
+	static const char *const sw_queue[] = {"drop_queue_full", "drop_trim_queue_full",
+					       "drop_ttl", "drop_no_route"};
+	static const char *const sw_link[] = {"drop_link_lost", "drop_link_down", "drop_link_rule",
+					      "drop_port_down"};
+	char reply[LAUNCH_REPLY_MAX];
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const char *s = reply;
+		if (l->d[i].pid <= 0 || l->d[i].reaped ||
+		    !launch_ctl_send(l->d[i].ctl, "stats", reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		    strncmp(reply, "ok", 2))
+			continue;
+		if (l->t->nodes[i].kind == NODE_SWITCH) {
+			r->switch_trims += counter(s, "trimmed");
+			for (size_t k = 0; k < 4; k++) {
+				r->switch_drops += counter(s, sw_queue[k]);
+				r->drops += counter(s, sw_link[k]);
+			}
+			continue;
+		}
+		r->data_pkts += counter(s, "tx_data_pkts");
+		r->retx_timeout += counter(s, "retx_timeout");
+		r->retx_nack += counter(s, "retx_nack");
+		r->retx_sack_gap += counter(s, "retx_sack_gap");
+		r->rerequests += counter(s, "completion_rerequests");
+		r->trims += counter(s, "rx_trimmed");
+		r->drops += counter(s, "tx_drop_link_lost") + counter(s, "tx_drop_link_down") +
+			    counter(s, "tx_drop_rule");
+		r->failed += counter(s, "qp_error");
+	}
+}
+
+/* A daemon that exits other than 0 after `stop` failed to flush. */
+static int exits_check(struct launch *l)
+{
+	char why[128];
+	int rc = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		int st = l->d[i].status;
+		if (l->d[i].pid <= 0 || !l->d[i].reaped || (WIFEXITED(st) && !WEXITSTATUS(st)))
+			continue;
+		describe_exit(st, why, sizeof(why));
+		report_daemon(l, i, why);
+		rc = 1;
+	}
+	return rc;
+}
+
+static int finish(struct launch *l, struct launch_result *r)
+{
+	struct launch_messages m = {0};
+	struct launch_lateness lat = {0};
+	int rc;
+
+	r->end = vclock_at(&l->clock, launch_mono_ns());
+	stats_collect(l, r);
+	stop_daemons(l);
+	rc = exits_check(l);
+	if (!launch_merge(l->t, &l->w, l->outdir, &m, &lat, l->report))
+		return 1;
+	r->merged = true;
+	r->messages = m.messages;
+	r->completed = m.completed;
+	r->unverified = m.unverified;
+	r->fct_p50 = m.fct_p50;
+	r->fct_p99 = m.fct_p99;
+	r->fct_max = m.fct_max;
+	r->frames = lat.frames;
+	r->stamped = lat.stamped;
+	r->violations = lat.violations;
+	r->late_p50_ns = lat.late_p50_ns;
+	r->late_p99_ns = lat.late_p99_ns;
+	r->late_max_ns = lat.late_max_ns;
+	if (!rc && (r->completed < r->messages || r->unverified))
+		rc =
+		    fail(l, "%llu of %llu messages did not complete verified (see %s/messages.csv)",
+			 (unsigned long long)(r->messages - r->completed + r->unverified),
+			 (unsigned long long)r->messages, l->outdir);
+	return rc;
+}
+
+/* ---- tearing down ---------------------------------------------------------------- */
+
+static bool copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+	bool ok = true;
+
+	if (in < 0)
+		return false;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	while (out >= 0 && ok && (n = read(in, buf, sizeof(buf))) > 0)
+		ok = write(out, buf, (size_t)n) == n;
+	close(in);
+	if (out >= 0)
+		close(out);
+	return ok && out >= 0;
+}
+
+/* The daemons' logs outlive the run folder in OUTDIR/log/ when they say
+ * something (warnings, or why a daemon failed). */
+static void logs_keep(struct launch *l)
+{
+	char dir[PATH_MAX + 8], to[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/log", l->outdir);
+	for (int i = 0; l->outdir[0] && i < l->t->nnodes; i++) {
+		if (l->d[i].pid <= 0 || stat(l->d[i].log, &st) < 0 || !st.st_size)
+			continue;
+		snprintf(to, sizeof(to), "%s/%s.log", dir, l->t->nodes[i].name);
+		if (records_mkdir(dir))
+			copy_file(l->d[i].log, to);
+	}
+}
+
+/* Only what this run made: its own children, its own namespaces. */
+static void teardown(struct launch *l)
+{
+	if (!l->d)
+		return;
+	stop_daemons(l);
+	netns_delete(l);
+	logs_keep(l);
+	if (l->rundir_made)
+		launch_rundir_remove(l->rundir);
+}
+
+/* ---- the commands ------------------------------------------------------------------ */
+
+static void release(struct launch *l)
+{
+	signals_restore(l);
+	workload_free(&l->w);
+	free(l->d);
+	topology_free(l->t);
+}
+
+static void interrupted(struct launch *l)
+{
+	fprintf(l->report,
+		"mrcemu %s: interrupted (SIG%s): stopping the daemons, deleting the "
+		"namespaces\n",
+		l->cmd, sigabbrev_np(l->signal) ? sigabbrev_np(l->signal) : "?");
+}
+
+int launch_run(const struct launch_options *o, struct launch_result *r, FILE *report)
+{
+	struct launch l = {.cmd = "run", .report = report, .sigfd = -1};
+	uint64_t t0 = launch_mono_ns();
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = prepare(&l, o);
+	if (!rc) {
+		l.progress = !o->quiet && isatty(2);
+		r->scale = l.clock.scale;
+		snprintf(r->outdir, sizeof(r->outdir), "%s", l.outdir);
+		rc = bring_up(&l);
+		rc = rc ? rc : follow(&l);
+		rc = rc ? rc : finish(&l, r);
+	}
+	if (l.signal)
+		interrupted(&l);
+	teardown(&l);
+	if (l.signal)
+		rc = 128 + l.signal;
+	r->wall_seconds = (double)(launch_mono_ns() - t0) / 1e9;
+	release(&l);
+	return rc;
+}
+
+void launch_print_summary(const struct launch_result *r, FILE *out)
+{
+	char a[32], b[32], c[32], d[32];
+
+	fprintf(out, "messages: %llu of %llu completed", (unsigned long long)r->completed,
+		(unsigned long long)r->messages);
+	if (r->failed)
+		fprintf(out, ", %llu QP errors", (unsigned long long)r->failed);
+	if (r->unverified)
+		fprintf(out, ", %llu not verified", (unsigned long long)r->unverified);
+	fprintf(out, "\ncompletion time: p50 %s  p99 %s  max %s\n", time_format(r->fct_p50, a, 32),
+		time_format(r->fct_p99, b, 32), time_format(r->fct_max, c, 32));
+	fprintf(out,
+		"data packets: %llu  retransmissions: timeout %llu, nack %llu, sack gap %llu; "
+		"re-requests %llu\ntrims: %llu (switches %llu)  switch queue drops: %llu  "
+		"link drops: %llu\n",
+		(unsigned long long)r->data_pkts, (unsigned long long)r->retx_timeout,
+		(unsigned long long)r->retx_nack, (unsigned long long)r->retx_sack_gap,
+		(unsigned long long)r->rerequests, (unsigned long long)r->trims,
+		(unsigned long long)r->switch_trims, (unsigned long long)r->switch_drops,
+		(unsigned long long)r->drops);
+	fprintf(out,
+		"causality violations: %llu of %llu stamped frames  lateness: p50 %s  p99 %s  "
+		"max %s\n",
+		(unsigned long long)r->violations, (unsigned long long)r->stamped,
+		time_format(r->late_p50_ns * PS_PER_NS, a, 32),
+		time_format(r->late_p99_ns * PS_PER_NS, b, 32),
+		time_format(r->late_max_ns * PS_PER_NS, c, 32));
+	if (r->violations)
+		fprintf(out,
+			"warning: %llu frames arrived after their virtual arrival time, so this "
+			"run may differ from mrcemu sim; use a larger --scale\n",
+			(unsigned long long)r->violations);
+	fprintf(out, "virtual time: %s  scale: %llu  wall: %.3f s\nrecords: %s/\n",
+		time_format(r->end, d, 32), (unsigned long long)r->scale, r->wall_seconds,
+		r->outdir);
+}
+
+static void print_up(struct launch *l, FILE *out)
+{
+	int first = -1;
+
+	fprintf(out, "emulation %s is up at scale %llu; records go to %s/\n", l->t->emu.name,
+		(unsigned long long)l->clock.scale, l->outdir);
+	fprintf(out, "  %-10s %-8s %-8s %-24s %s\n", "node", "daemon", "pid", "namespace", "ports");
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		char pid[16];
+		snprintf(pid, sizeof(pid), "%d", (int)d->pid);
+		fprintf(out, "  %-10s %-8s %-8s %-24s", l->t->nodes[i].name,
+			d->prog ? d->prog : "-", d->prog ? pid : "-", d->ns);
+		for (int p = 0; p < l->t->nodes[i].nports; p++)
+			fprintf(out, " p%d", p);
+		fputc('\n', out);
+		if (first < 0 && l->t->nodes[i].kind == NODE_NIC)
+			first = i;
+	}
+	if (first < 0)
+		first = 0;
+	fprintf(out, "capture:  ip netns exec %s tcpdump -i p0 -w x.pcap\n", l->d[first].ns);
+	fprintf(out, "          (or wireshark -X lua_script:pcap/mrc.lua -k -i p0 in the same "
+		     "namespace)\n");
+	fprintf(out,
+		"control:  mrcemu ctl %s status   (also: stats, post NODE BYTES, port N "
+		"down|up, stop)\n",
+		l->t->nodes[first].name);
+	fprintf(out, "stop:     mrcemu down %s\n", l->topology);
+}
+
+/* What `down` needs besides the pid files: where the records go. */
+static int up_note(struct launch *l)
+{
+	char path[LAUNCH_PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/outdir", l->rundir);
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "%s\n", l->outdir) < 0 || fclose(f) != 0)
+		return fail(l, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+int launch_up(const struct launch_options *o, FILE *out, FILE *report)
+{
+	struct launch l = {.cmd = "up", .report = report, .sigfd = -1, .detach = true};
+	int rc = prepare(&l, o);
+
+	rc = rc ? rc : bring_up(&l);
+	rc = rc ? rc : up_note(&l);
+	if (!rc && !l.signal) {
+		print_up(&l, out);
+	} else {
+		if (l.signal)
+			interrupted(&l);
+		teardown(&l);
+		if (l.signal)
+			rc = 128 + l.signal;
+	}
+	release(&l);
+	return rc;
+}

@@ -1,0 +1,70 @@
+/* emulator/launch.h — the launcher (ARCHITECTURE.md, Daemons; INTERFACES.md,
+ * Command line): `mrcemu run`, `up`, `down` and `ctl`.  It gives every node
+ * of a topology a network namespace and every link a veth pair, starts one
+ * nicd or switchd per node in its namespace, starts them all on one epoch
+ * and scale, follows them over their control sockets, merges their records
+ * and tears everything down on every exit path. */
+#ifndef EMULATOR_LAUNCH_H
+#define EMULATOR_LAUNCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "time.h"
+
+/* Where the control sockets, pid files and daemon logs live. */
+#define LAUNCH_RUN_ROOT "/run/mrcemu"
+
+struct launch_options {
+	const char *topology; /* the topology file */
+	const char *outdir;   /* NULL: out/<emulation name> */
+	bool capture;	      /* pcaps of every port (also `capture = on`) */
+	uint64_t scale;	      /* wall ns per virtual ns; 0: the topology's */
+	ps_t until;	      /* 0: the topology's, else until the workload ends */
+	bool quiet;	      /* no progress line */
+};
+
+/* What a run did, for the summary and for tests. */
+struct launch_result {
+	uint64_t messages, completed, failed, unverified;
+	uint64_t data_pkts;
+	uint64_t retx_timeout, retx_nack, retx_sack_gap, rerequests, trims, drops;
+	uint64_t switch_trims, switch_drops; /* trimmed; dropped at queues, TTL, routes */
+	ps_t fct_p50, fct_p99, fct_max;
+	ps_t end; /* virtual time when the daemons were stopped */
+	uint64_t scale;
+	uint64_t frames, stamped, violations;		/* over every daemon */
+	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* the worst daemon's */
+	double wall_seconds;
+	bool merged; /* the run ended and its records were merged */
+	char outdir[4096];
+};
+
+/* `mrcemu run`.  Returns 0 when every message completed verified; 1 when
+ * some did not, or the run failed (a daemon died or did not answer; each
+ * reason one line on `report`); 2 when not root or on a bad topology or
+ * workload; 128 + the signal when SIGINT, SIGTERM or SIGHUP ended it.
+ * Namespaces, links, daemons and the run folder are gone when it returns. */
+int launch_run(const struct launch_options *o, struct launch_result *r, FILE *report);
+
+/* The end-of-run summary (INTERFACES.md, Command line). */
+void launch_print_summary(const struct launch_result *r, FILE *out);
+
+/* `mrcemu up`: build and start everything as `run` does, print each node's
+ * namespace on `out`, and leave the daemons running.  0, or as launch_run. */
+int launch_up(const struct launch_options *o, FILE *out, FILE *report);
+
+/* `mrcemu down`: stop the daemons `up` (or a crashed run) left, delete the
+ * namespaces and the run folder, merge the records.  Idempotent: 0 when
+ * nothing was running. */
+int launch_down(const char *topology, FILE *out, FILE *report);
+
+/* `mrcemu ctl`: send one command line to the daemon of `node` (in the
+ * emulation of `topology`, or the only running emulation with that node)
+ * and print its reply on `out`.  0 on "ok", 1 on "error", 2 when there is
+ * no such daemon or it does not answer. */
+int launch_ctl(const char *topology, const char *node, const char *command, FILE *out,
+	       FILE *report);
+
+#endif

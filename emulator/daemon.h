@@ -1,0 +1,253 @@
+/* emulator/daemon.h — what nicd and switchd share (ARCHITECTURE.md,
+ * Daemons; the daemon side of the launcher contract): arguments, the
+ * topology and the node, one real port per link, the scaled clock, a libev
+ * loop (a watcher per port, a timerfd for the next engine deadline, signal
+ * watchers, the control socket), stamped frames in and out, lateness,
+ * causality violations and MaxViolations, and the per-node records.
+ *
+ * A daemon is a discrete-event host whose clock never runs ahead of
+ * virtual now (ARCHITECTURE.md, Stamped frames, conservative lookahead):
+ * it reads the clock, takes in every frame that has arrived, then runs
+ * each event due by that instant with `now` = the event's own time, in the
+ * order of PROTOCOL.md §12 rule 16.  A frame from another daemon is queued
+ * at the virtual arrival time its trailer carries; a frame from an external
+ * endpoint at the virtual time it was received.  A stamped frame whose
+ * (time, order key) is before an event the engine has already run cannot
+ * take its place any more: it runs at once and counts as a causality
+ * violation.  Frames the engine hands over leave at once with their
+ * arrival time in the trailer, or, towards an external endpoint, at the
+ * wall time of their virtual arrival with no trailer. */
+#ifndef EMULATOR_DAEMON_H
+#define EMULATOR_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "events.h"
+#include "link.h"
+#include "port.h"
+#include "records.h"
+#include "time.h"
+#include "topology.h"
+#include "wire.h"
+
+struct capture;
+struct daemon;
+
+/* ---- the command line (INTERFACES.md) ----------------------------------- */
+
+struct daemon_args {
+	const char *topology;
+	const char *node;
+	const char *ports[TOPO_MAX_PORTS]; /* --port, in order: port 0, 1, ... */
+	int nports;
+	const char *ctl; /* NULL: /run/mrcemu/<emulation>/<node>.ctl */
+	const char *out; /* NULL: out/<emulation> */
+	bool capture;
+};
+
+/* Parse `prog --topology FILE --node NAME [--port IF]... [--ctl SOCK]
+ * [--out DIR] [--capture]`.  Returns 0 to run, 1 when --help printed usage
+ * on out (exit 0), 2 after one line on err for bad arguments (exit 2). */
+int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage, int argc,
+		      char **argv, FILE *out, FILE *err);
+
+/* ---- lateness ------------------------------------------------------------ */
+
+/* A log-linear histogram of nanoseconds: exact below 64, then 16 buckets
+ * per power of two (within 6.25%). */
+#define DAEMON_HIST_SUB	    16
+#define DAEMON_HIST_BUCKETS (64 + 58 * DAEMON_HIST_SUB)
+
+struct daemon_hist {
+	uint64_t count, max;
+	uint64_t buckets[DAEMON_HIST_BUCKETS];
+};
+
+/* Add one sample; negative (early) counts as 0. */
+void daemon_hist_add(struct daemon_hist *h, int64_t ns);
+/* The pct-th percentile (0..100): the upper bound of its bucket, never more
+ * than the largest sample; 0 when empty. */
+uint64_t daemon_hist_pct(const struct daemon_hist *h, unsigned pct);
+
+/* ---- the control protocol ------------------------------------------------ */
+
+#define DAEMON_CTL_LINE	 512  /* longest command line accepted */
+#define DAEMON_REPLY_MAX 8192 /* longest reply (stats lists every counter) */
+/* Ids of messages posted from the control socket: never a workload's. */
+#define DAEMON_POST_FIRST_ID 1000000
+
+enum daemon_cmd_kind { CMD_STATUS, CMD_START, CMD_STATS, CMD_POST, CMD_PORT, CMD_STOP };
+
+struct daemon_cmd {
+	enum daemon_cmd_kind kind;
+	uint64_t epoch_ns, scale; /* start */
+	char dst[TOPO_NAME_MAX];  /* post */
+	uint64_t bytes;		  /* post */
+	int port;		  /* port */
+	bool down;		  /* port */
+};
+
+/* One command line (no newline) into c; on error, the reason in err. */
+bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t errlen);
+
+/* ---- what an engine gives its daemon -------------------------------------- */
+
+/* Counts of `status`: messages the node sends (finished = completed or
+ * failed) and receives (done = RECV_COMPLETE). */
+struct daemon_progress {
+	uint64_t sends_finished, sends, receives_done, receives;
+};
+
+struct daemon_engine {
+	void *ctx;
+	/* A parsed frame reached port `port` at `now`; the engine owns p, whose
+	 * payload stays valid while p lives.  NULL: every frame goes to
+	 * receive_frame. */
+	void (*receive)(void *ctx, int port, struct pkt *p, ps_t now);
+	/* A frame at `now`, as received: one that does not parse (for the
+	 * engine to count by reason), or every frame when receive is NULL. */
+	void (*receive_frame)(void *ctx, int port, const uint8_t *frame, size_t len, ps_t now);
+	/* `start`: virtual time 0 is the epoch; post the workload. */
+	void (*start)(void *ctx);
+	void (*progress)(void *ctx, struct daemon_progress *pr);
+	/* `stats` and `post`: write the reply's text after "ok " (or the reason
+	 * after "error ") to reply and say which. */
+	bool (*command)(void *ctx, const struct daemon_cmd *c, char *reply, size_t len);
+	void (*port_set_down)(void *ctx, int port, bool down);
+	/* The last records at virtual time `now` (final stats row, messages). */
+	void (*finish)(void *ctx, ps_t now);
+};
+
+/* ---- the daemon ----------------------------------------------------------- */
+
+enum daemon_state { DAEMON_WAITING, DAEMON_RUNNING, DAEMON_STOPPING };
+
+struct daemon_port {
+	struct daemon *d;
+	int index;
+	char ifname[64];
+	struct port *io; /* NULL until daemon_open_io (and in tests) */
+	int peer;	 /* topology node at the far end */
+	bool stamped;	 /* the peer is an mrcemu daemon: trailers */
+	bool icrc;	 /* frames arriving here end with an ICRC */
+	uint32_t rx_id;	 /* receiving port of rule 16: node x 64 + port */
+	uint64_t rx_seq; /* frames received: the link's frame sequence */
+	struct capture *cap;
+	struct pkt *ext_head, *ext_tail; /* frames waiting for their wall time */
+	uint64_t tx_frames;		 /* frames handed over (also without a port) */
+	uint64_t tx_build_failed;
+	void *watcher; /* its ev_io */
+};
+
+struct daemon {
+	const char *prog; /* "nicd", "switchd" */
+	struct topology *t;
+	int node;
+	const struct topo_node *me;
+	char outdir[4096];
+	char ctl_path[4096];
+	bool capture;
+
+	struct events *q;
+	struct pkt_pool pool;
+	struct daemon_port ports[TOPO_MAX_PORTS];
+	struct link_end links[TOPO_MAX_PORTS]; /* each port's sending direction */
+	int nports;
+	struct daemon_engine eng;
+
+	enum daemon_state state;
+	struct vclock vc;
+	/* The monotonic clock, replaceable by tests. */
+	uint64_t (*clock_ns)(void *ctx);
+	void *clock_ctx;
+
+	/* Received frames wait in slots that belong to their pkt, one slab of
+	 * slots per slab of the packet pool, so a pkt's payload stays valid as
+	 * long as the pkt lives (daemon.c, rx slots). */
+	void **rx_slabs;
+	size_t rx_nslabs;
+
+	/* The last event run: its time and the largest order key run at that
+	 * time, to recognize a stamped frame that comes too late. */
+	bool ran_any;
+	ps_t run_time;
+	uint64_t run_key_max, cur_key;
+
+	/* lateness-<node>.csv */
+	uint64_t frames, stamped, violations;
+	uint64_t rx_no_pkt; /* frames dropped for want of a pkt */
+	struct daemon_hist late, wake;
+	bool failed; /* MaxViolations exceeded */
+	bool stop;
+
+	/* libev, the timerfd, the control socket (NULL/-1 in tests) */
+	void *loop;
+	int timer_fd;
+	uint64_t armed_ns; /* the deadline the timerfd holds, 0 = none */
+	void *timer_watcher, *sig_watchers;
+	int ctl_fd;
+	void *ctl_watcher;
+	struct daemon_client *clients;
+
+	struct csv *records[8]; /* opened with daemon_record, closed at the end */
+	int nrecords;
+	struct csv *lateness;
+	uint8_t scratch[PORT_MAX_FRAME];
+};
+
+/* Read the topology, find the node (which must be of `kind`), lay out its
+ * ports and the event queue, create the output folder (and pcaps with
+ * --capture).  Returns 0, or the exit status after one line on stderr: 2
+ * for a bad topology, node or port list, 1 for anything else. */
+int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
+		enum node_kind kind);
+
+/* OUTDIR/<base>-<node>.csv with its header, closed by daemon_finish.
+ * NULL after one line on stderr. */
+struct csv *daemon_record(struct daemon *d, const char *base, const char *header);
+
+/* Open the ports, the control socket, the timerfd and the loop.  One line on
+ * stderr and false on failure. */
+bool daemon_open_io(struct daemon *d);
+
+/* Serve until `stop`, SIGINT or SIGTERM (0), MaxViolations (3) or a loop
+ * failure (1).  The records are not yet written: call daemon_finish. */
+int daemon_run(struct daemon *d);
+
+/* `start EPOCH SCALE`: the clock and the engine's workload. */
+bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err, size_t errlen);
+
+/* Execute one control line; reply gets the whole reply line ("ok ..." or
+ * "error ..."), no newline. */
+void daemon_command(struct daemon *d, const char *line, char *reply, size_t len);
+
+/* The engine's transmit: p leaves port `port` and reaches the far end at
+ * `arrival`.  The daemon owns p from here. */
+void daemon_transmit(struct daemon *d, int port, struct pkt *p, ps_t arrival);
+
+/* A frame read from port `port`, received at CLOCK_MONOTONIC rx_mono_ns
+ * (0: unknown, now): queue it at its stamp (daemon.h, top). */
+void daemon_frame_in(struct daemon *d, int port, const uint8_t *frame, size_t len,
+		     uint64_t rx_mono_ns);
+
+/* Take in what the ports hold, then run every event due by the clock, and
+ * again until nothing is due; then set the timer for the next one. */
+void daemon_advance(struct daemon *d);
+
+/* Virtual now (0 before `start`). */
+ps_t daemon_vnow(const struct daemon *d);
+
+/* Engine finish, lateness-<node>.csv, captures and records closed.
+ * Returns false if a record could not be written. */
+bool daemon_finish(struct daemon *d);
+
+void daemon_destroy(struct daemon *d);
+
+/* Control socket (daemon_ctl.c). */
+bool daemon_ctl_open(struct daemon *d);
+void daemon_ctl_close(struct daemon *d);
+
+#endif

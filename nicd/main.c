@@ -1,0 +1,344 @@
+/* nicd/main.c — the NIC daemon (ARCHITECTURE.md, Daemons): one MRC NIC
+ * engine on one real port, in scaled virtual time, driven by its share of
+ * the workload (emulator/driver.h with node = its own index) and by the
+ * control socket.  Frames leave built byte for byte with the payload
+ * pattern and the virtual-arrival trailer; frames that arrive are parsed
+ * at their stamp and their payload checked against the pattern by the
+ * engine (PROTOCOL.md §1). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../emulator/daemon.h"
+#include "../emulator/driver.h"
+#include "../emulator/workload.h"
+#include "nic.h"
+
+static const char usage[] =
+    "Usage: nicd --topology FILE --node NAME [--port IF]... [--ctl SOCK] [--out DIR]\n"
+    "            [--capture]\n"
+    "\n"
+    "The MRC NIC daemon: runs NIC NAME of the topology on a real interface, in\n"
+    "scaled virtual time, as `mrcemu run` starts it inside the node's network\n"
+    "namespace.  It waits on its control socket for `start EPOCH_NS SCALE`, then\n"
+    "posts its messages of the workload from virtual time 0.\n"
+    "\n"
+    "Options:\n"
+    "  -t, --topology FILE  the topology file (INTERFACES.md)\n"
+    "  -n, --node NAME      which [nic NAME] this daemon is\n"
+    "  -p, --port IF        the interface of port 0 (default p0)\n"
+    "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"
+    "  -o, --out DIR        records folder (default out/<emulation>)\n"
+    "  -c, --capture        DIR/pcap/NAME-0.pcap, virtual-time nanosecond stamps\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Control commands, one a line: status, start EPOCH_NS SCALE, stats,\n"
+    "post DST BYTES, port 0 down|up, stop.\n"
+    "\n"
+    "Records in DIR: messages-NAME.csv, mrc-transport-stats-NAME.csv, lateness-NAME.csv,\n"
+    "and with their attributes mrc-events-NAME.csv, mrc-monitor-NAME.csv, mrc-cc-NAME.csv.\n"
+    "\n"
+    "Exit status: 0 after stop, SIGINT or SIGTERM; 1 a port or file failed; 2 bad\n"
+    "arguments or topology; 3 more causality violations than MaxViolations.\n";
+
+/* A message posted from the control socket, waiting for virtual now. */
+struct nicd_post {
+	struct nicd *n;
+	uint32_t dst_ip;
+	uint64_t bytes, id;
+	struct nicd_post *next;
+};
+
+struct nicd {
+	struct daemon d;
+	struct nic *nic;
+	struct workload w;
+	struct driver driver;
+	bool driver_ok;
+	struct nic_records rec;
+	struct csv *messages;
+	uint64_t next_id;		/* for `post` */
+	uint64_t posts, posts_finished; /* messages posted by `post` */
+	struct nicd_post *pending;
+};
+
+/* ---- the engine's host --------------------------------------------------- */
+
+static void transmit(void *ctx, struct pkt *p, ps_t arrival)
+{
+	daemon_transmit(&((struct nicd *)ctx)->d, 0, p, arrival);
+}
+
+static bool posted_here(uint64_t id)
+{
+	return id >= DAEMON_POST_FIRST_ID;
+}
+
+static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *m, ps_t now)
+{
+	struct nicd *n = ctx;
+
+	if (posted_here(m->msg_id)) {
+		n->posts_finished += what == MSG_COMPLETE;
+		return;
+	}
+	driver_completion(&n->driver, what, m, now);
+}
+
+static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
+{
+	struct nicd *n = ctx;
+
+	if (posted_here(m->msg_id))
+		n->posts_finished++;
+	else
+		driver_failed(&n->driver, m, now);
+}
+
+static struct nic *nic_of(void *ctx, int node)
+{
+	(void)node;
+	return ((struct nicd *)ctx)->nic;
+}
+
+/* ---- what the daemon asks of its engine ---------------------------------------- */
+
+static void receive(void *ctx, int port, struct pkt *p, ps_t now)
+{
+	(void)port;
+	nic_receive(((struct nicd *)ctx)->nic, p, now);
+}
+
+static void receive_frame(void *ctx, int port, const uint8_t *frame, size_t len, ps_t now)
+{
+	(void)port;
+	nic_receive_frame(((struct nicd *)ctx)->nic, frame, len, now);
+}
+
+static void start(void *ctx)
+{
+	driver_start(&((struct nicd *)ctx)->driver);
+}
+
+static void progress(void *ctx, struct daemon_progress *pr)
+{
+	struct nicd *n = ctx;
+
+	pr->sends = n->driver.sends + n->posts;
+	pr->sends_finished = n->driver.sends_finished + n->posts_finished;
+	pr->receives = n->driver.receives;
+	pr->receives_done = n->driver.receives_done;
+}
+
+static void port_set_down(void *ctx, int port, bool down)
+{
+	(void)port;
+	nic_port_set_down(((struct nicd *)ctx)->nic, down);
+}
+
+/* `stats`: every counter of the engine, by the names of its
+ * mrc-transport-stats columns total_<name>. */
+static bool stats(struct nicd *n, char *reply, size_t len)
+{
+	const char *h = nic_stats_header();
+	size_t used = 0;
+
+	while ((h = strstr(h, ",total_"))) {
+		char name[64];
+		size_t k = strcspn(h + 7, ",");
+		if (k >= sizeof(name))
+			k = sizeof(name) - 1;
+		memcpy(name, h + 7, k);
+		name[k] = 0;
+		h += 7 + k;
+		used += (size_t)snprintf(reply + used, used < len ? len - used : 0, "%s%s=%llu",
+					 used ? " " : "", name,
+					 (unsigned long long)nic_counter(n->nic, name));
+		if (used >= len)
+			return snprintf(reply, len, "reply too long"), false;
+	}
+	return true;
+}
+
+static void do_post(void *arg, ps_t now)
+{
+	struct nicd_post *post = arg, **pp;
+	struct nicd *n = post->n;
+
+	for (pp = &n->pending; *pp != post; pp = &(*pp)->next)
+		;
+	*pp = post->next;
+	if (!nic_post_message(n->nic, post->dst_ip, post->bytes, post->id, now))
+		n->posts_finished++; /* refused, counted by the engine */
+	free(post);
+}
+
+/* `post DST BYTES`: a message at virtual now, with an id no workload uses. */
+static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t len)
+{
+	const struct topology *t = n->d.t;
+	int dst = topology_find(t, c->dst);
+	struct nicd_post *p;
+	ps_t now = daemon_vnow(&n->d);
+
+	if (n->d.state != DAEMON_RUNNING)
+		return snprintf(reply, len, "post: not started"), false;
+	if (dst < 0 || t->nodes[dst].kind != NODE_NIC || dst == n->d.node)
+		return snprintf(reply, len, "post: '%s' is not another NIC of %s", c->dst, t->path),
+		       false;
+	if (n->next_id > NIC_MAX_MSG_ID)
+		return snprintf(reply, len, "post: no message ids left"), false;
+	if (!(p = calloc(1, sizeof(*p))))
+		return snprintf(reply, len, "post: out of memory"), false;
+	*p = (struct nicd_post){.n = n,
+				.dst_ip = t->nodes[dst].ip,
+				.bytes = c->bytes,
+				.id = n->next_id++,
+				.next = n->pending};
+	n->pending = p;
+	n->posts++;
+	if (now < events_now(n->d.q))
+		now = events_now(n->d.q);
+	events_schedule(n->d.q, now, do_post, p);
+	snprintf(reply, len, "id=%llu", (unsigned long long)p->id);
+	return true;
+}
+
+static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t len)
+{
+	struct nicd *n = ctx;
+
+	if (c->kind == CMD_STATS)
+		return stats(n, reply, len);
+	if (c->kind == CMD_POST)
+		return post(n, c, reply, len);
+	snprintf(reply, len, "nicd does not take this command");
+	return false;
+}
+
+static void finish(void *ctx, ps_t now)
+{
+	struct nicd *n = ctx;
+
+	nic_finish(n->nic, now, stderr);
+	if (n->driver_ok) {
+		driver_report(&n->driver, stderr);
+		driver_write_messages(&n->driver, n->messages);
+	}
+}
+
+/* ---- building ---------------------------------------------------------------------- */
+
+/* The far end runs at the link's rate, or at the peer NIC's DataRate when
+ * that is lower (seed, Packets on the wire; §12 rule 13) — as mrcemu sim. */
+static uint64_t peer_rate(const struct topology *t, int node)
+{
+	const struct topo_port *tp = &t->nodes[node].ports[0];
+	uint64_t rate = t->links[tp->link].attrs.rate;
+	const struct topo_node *peer = &t->nodes[tp->peer];
+
+	if (peer->kind == NODE_NIC && peer->nic.data_rate < rate)
+		rate = peer->nic.data_rate;
+	return rate;
+}
+
+static bool open_records(struct nicd *n)
+{
+	const struct nic_attrs *a = &n->d.me->nic;
+	struct daemon *d = &n->d;
+
+	if (a->transport_stats &&
+	    !(n->rec.stats = daemon_record(d, "mrc-transport-stats", nic_stats_header())))
+		return false;
+	if (a->event_logging &&
+	    !(n->rec.events = daemon_record(d, "mrc-events", NIC_EVENTS_HEADER)))
+		return false;
+	if (a->monitor && !(n->rec.monitor = daemon_record(d, "mrc-monitor", NIC_MONITOR_HEADER)))
+		return false;
+	if (a->cc_trace && !(n->rec.cc = daemon_record(d, "mrc-cc", NIC_CC_HEADER)))
+		return false;
+	return (n->messages = daemon_record(d, "messages", DRIVER_MESSAGES_HEADER)) != NULL;
+}
+
+static int build(struct nicd *n)
+{
+	struct daemon *d = &n->d;
+	const struct topology *t = d->t;
+	char err[TOPO_ERR_MAX];
+
+	if (t->workload[0] && !workload_load(t->workload, t, &n->w, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	if (!open_records(n))
+		return 1;
+	d->ports[0].icrc = d->me->nic.icrc;
+	struct nic_params prm = {
+	    .name = d->me->name,
+	    .attrs = &d->me->nic,
+	    .link = &d->links[0],
+	    .peer_rate = peer_rate(t, d->node),
+	    .mac = d->me->mac,
+	    .peer_mac = t->nodes[d->ports[0].peer].mac,
+	    .seed = t->emu.seed,
+	    .events = d->q,
+	    .pool = &d->pool,
+	    .host = {.ctx = n, .transmit = transmit, .completion = completion, .failed = failed},
+	    .records = n->rec};
+	n->nic = nic_new(&prm);
+	n->driver_ok = n->nic && driver_init(&n->driver, t, &n->w, d->q, d->node, nic_of, n);
+	if (!n->driver_ok) {
+		fprintf(stderr, "nicd %s: out of memory\n", d->me->name);
+		return 1;
+	}
+	n->next_id = DAEMON_POST_FIRST_ID;
+	d->eng = (struct daemon_engine){.ctx = n,
+					.receive = receive,
+					.receive_frame = receive_frame,
+					.start = start,
+					.progress = progress,
+					.command = command,
+					.port_set_down = port_set_down,
+					.finish = finish};
+	return 0;
+}
+
+static void nicd_free(struct nicd *n)
+{
+	while (n->pending) {
+		struct nicd_post *p = n->pending;
+		n->pending = p->next;
+		free(p);
+	}
+	nic_free(n->nic);
+	if (n->driver_ok)
+		driver_destroy(&n->driver);
+	workload_free(&n->w);
+	daemon_destroy(&n->d);
+	free(n);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon_args a;
+	struct nicd *n;
+	int rc = daemon_parse_args(&a, "nicd", usage, argc, argv, stdout, stderr);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (!(n = calloc(1, sizeof(*n)))) {
+		fprintf(stderr, "nicd: out of memory\n");
+		return 1;
+	}
+	rc = daemon_init(&n->d, "nicd", &a, NODE_NIC);
+	if (!rc)
+		rc = build(n);
+	if (!rc && !daemon_open_io(&n->d))
+		rc = 1;
+	if (!rc) {
+		rc = daemon_run(&n->d);
+		if (!daemon_finish(&n->d) && !rc)
+			rc = 1;
+	}
+	nicd_free(n);
+	return rc;
+}

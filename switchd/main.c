@@ -1,0 +1,166 @@
+/* switchd/main.c — the switch daemon (ARCHITECTURE.md, Daemons): one
+ * switch engine (PROTOCOL.md §9) with a real port per link, in scaled
+ * virtual time.  Each frame reaches the engine as received, at its stamp;
+ * the engine checks it and its payload against the pattern, and forwarded
+ * frames are built anew, with the trailer of their next hop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../emulator/daemon.h"
+#include "switch.h"
+
+static const char usage[] =
+    "Usage: switchd --topology FILE --node NAME [--port IF]... [--ctl SOCK] [--out DIR]\n"
+    "               [--capture]\n"
+    "\n"
+    "The switch daemon: runs [switch NAME] of the topology with one real interface per\n"
+    "link, in scaled virtual time, as `mrcemu run` starts it inside the node's network\n"
+    "namespace.  It waits on its control socket for `start EPOCH_NS SCALE`.\n"
+    "\n"
+    "Options:\n"
+    "  -t, --topology FILE  the topology file (INTERFACES.md)\n"
+    "  -n, --node NAME      which [switch NAME] this daemon is\n"
+    "  -p, --port IF        the interface of port 0, then 1, ... (default p0, p1, ...)\n"
+    "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"
+    "  -o, --out DIR        records folder (default out/<emulation>)\n"
+    "  -c, --capture        DIR/pcap/NAME-PORT.pcap, virtual-time nanosecond stamps\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Control commands, one a line: status, start EPOCH_NS SCALE, stats,\n"
+    "port N down|up, stop.\n"
+    "\n"
+    "Records in DIR: switch-stats-NAME.csv (EnableSwitchStats), lateness-NAME.csv.\n"
+    "\n"
+    "Exit status: 0 after stop, SIGINT or SIGTERM; 1 a port or file failed; 2 bad\n"
+    "arguments or topology; 3 more causality violations than MaxViolations.\n";
+
+/* sw_counter's totals, as `stats` lists them (switchd/switch.h). */
+static const char *const counter_names[] = {
+    "rx_frames",
+    "enqueued",
+    "dequeued",
+    "bytes",
+    "trimmed",
+    "ecn_marked",
+    "max_queue_bytes",
+    "drop_queue_full",
+    "drop_trim_queue_full",
+    "drop_ttl",
+    "drop_no_route",
+    "drop_port_down",
+    "drop_link_lost",
+    "drop_link_down",
+    "drop_link_rule",
+    "rx_drop_payload_not_pattern",
+};
+
+struct switchd {
+	struct daemon d;
+	struct sw *sw;
+};
+
+static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
+{
+	daemon_transmit(&((struct switchd *)ctx)->d, port, p, arrival);
+}
+
+static void receive_frame(void *ctx, int port, const uint8_t *frame, size_t len, ps_t now)
+{
+	sw_receive_frame(((struct switchd *)ctx)->sw, port, frame, len, now);
+}
+
+static void port_set_down(void *ctx, int port, bool down)
+{
+	sw_port_set_down(((struct switchd *)ctx)->sw, port, down);
+}
+
+static bool add(char *reply, size_t len, size_t *used, const char *name, uint64_t v)
+{
+	*used += (size_t)snprintf(reply + *used, *used < len ? len - *used : 0, "%s%s=%llu",
+				  *used ? " " : "", name, (unsigned long long)v);
+	return *used < len;
+}
+
+/* `stats`: the engine's totals over every port and class. */
+static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t len)
+{
+	struct sw *sw = ((struct switchd *)ctx)->sw;
+	size_t used = 0;
+	char name[64];
+
+	if (c->kind != CMD_STATS) {
+		snprintf(reply, len, "switchd does not take this command");
+		return false;
+	}
+	for (size_t i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
+		if (!add(reply, len, &used, counter_names[i], sw_counter(sw, counter_names[i])))
+			return snprintf(reply, len, "reply too long"), false;
+	for (int e = 1; e < WIRE_ERROR_COUNT; e++) {
+		snprintf(name, sizeof(name), "rx_drop_%s", wire_error_name((enum wire_error)e));
+		if (!add(reply, len, &used, name, sw_counter(sw, name)))
+			return snprintf(reply, len, "reply too long"), false;
+	}
+	return true;
+}
+
+static void finish(void *ctx, ps_t now)
+{
+	sw_finish(((struct switchd *)ctx)->sw, now);
+}
+
+static int build(struct switchd *s)
+{
+	struct daemon *d = &s->d;
+	struct csv *stats = NULL;
+	char err[512];
+
+	if (d->me->sw.stats && !(stats = daemon_record(d, "switch-stats", SW_STATS_HEADER)))
+		return 1;
+	struct sw_params prm = {.name = d->me->name,
+				.topo = d->t,
+				.node = d->node,
+				.links = d->links,
+				.events = d->q,
+				.pool = &d->pool,
+				.host = {.ctx = s, .transmit = transmit},
+				.stats = stats};
+	s->sw = sw_new(&prm, err, sizeof(err));
+	if (!s->sw) {
+		fprintf(stderr, "%s:%d: %s\n", d->t->path, d->me->line, err);
+		return 2;
+	}
+	d->eng = (struct daemon_engine){.ctx = s,
+					.receive_frame = receive_frame,
+					.command = command,
+					.port_set_down = port_set_down,
+					.finish = finish};
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon_args a;
+	struct switchd *s;
+	int rc = daemon_parse_args(&a, "switchd", usage, argc, argv, stdout, stderr);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (!(s = calloc(1, sizeof(*s)))) {
+		fprintf(stderr, "switchd: out of memory\n");
+		return 1;
+	}
+	rc = daemon_init(&s->d, "switchd", &a, NODE_SWITCH);
+	if (!rc)
+		rc = build(s);
+	if (!rc && !daemon_open_io(&s->d))
+		rc = 1;
+	if (!rc) {
+		rc = daemon_run(&s->d);
+		if (!daemon_finish(&s->d) && !rc)
+			rc = 1;
+	}
+	sw_free(s->sw);
+	daemon_destroy(&s->d);
+	free(s);
+	return rc;
+}

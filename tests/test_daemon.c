@@ -1,0 +1,654 @@
+/* tests/test_daemon.c — the daemon runtime without namespaces: arguments,
+ * the control protocol, the lateness histogram, and stamped frames on a
+ * fake clock: each runs at its own virtual time in the order of PROTOCOL.md
+ * §12 rule 16, a frame the engine has already overtaken is a causality
+ * violation, MaxViolations stops the daemon, frames to and from external
+ * endpoints carry no trailer (ARCHITECTURE.md, Stamped frames). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../emulator/daemon.h"
+
+/* s0 has ports 0 (h0), 1 (h1) and 2 (x0, an external endpoint). */
+static const char topology[] = "[emulation]\n"
+			       "name = td\n"
+			       "MaxViolations = 2\n"
+			       "[nic h0]\n"
+			       "ip = 10.0.0.1\n"
+			       "[nic h1]\n"
+			       "ip = 10.0.0.2\n"
+			       "[switch s0]\n"
+			       "[external x0]\n"
+			       "ip = 10.0.0.9\n"
+			       "[link h0 s0]\n"
+			       "[link h1 s0]\n"
+			       "[link x0 s0]\n";
+
+#define EPOCH 1000000000ULL
+#define SCALE 1000ULL /* 1 ns of virtual time is 1 us of wall time */
+#define US    PS_PER_US
+
+struct seen {
+	int port;
+	ps_t now;
+	uint32_t psn;
+	bool bad;
+	struct pkt *p; /* kept, when the test asks */
+};
+
+struct fixture {
+	char dir[64], path[128], out[128];
+	struct daemon d;
+	uint64_t clock;
+	struct seen seen[64];
+	int nseen;
+	bool keep;
+	bool down[4];
+	int engine_events;
+};
+
+static uint64_t fake_clock(void *ctx)
+{
+	return *(uint64_t *)ctx;
+}
+
+/* The wall instant at which virtual time t is due. */
+static uint64_t wall(const struct fixture *f, ps_t t)
+{
+	return vclock_wall_ns(&f->d.vc, t);
+}
+
+static void fake_receive(void *ctx, int port, struct pkt *p, ps_t now)
+{
+	struct fixture *f = ctx;
+	struct seen *s = &f->seen[f->nseen++];
+
+	*s = (struct seen){.port = port, .now = now, .psn = p->psn};
+	if (f->keep)
+		s->p = p;
+	else
+		pkt_put(&f->d.pool, p);
+}
+
+static void fake_receive_frame(void *ctx, int port, const uint8_t *frame, size_t len, ps_t now)
+{
+	struct fixture *f = ctx;
+
+	(void)frame;
+	(void)len;
+	f->seen[f->nseen++] = (struct seen){.port = port, .now = now, .bad = true};
+}
+
+static void fake_port_set_down(void *ctx, int port, bool down)
+{
+	((struct fixture *)ctx)->down[port] = down;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct daemon_args a = {0};
+	FILE *t;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_daemon.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/td.ini", f->dir);
+	snprintf(f->out, sizeof(f->out), "%s/out", f->dir);
+	assert_non_null(t = fopen(f->path, "w"));
+	fputs(topology, t);
+	fclose(t);
+	a.topology = f->path;
+	a.node = "s0";
+	a.out = f->out;
+	assert_int_equal(daemon_init(&f->d, "switchd", &a, NODE_SWITCH), 0);
+	f->d.clock_ns = fake_clock;
+	f->d.clock_ctx = &f->clock;
+	f->d.eng = (struct daemon_engine){.ctx = f,
+					  .receive = fake_receive,
+					  .receive_frame = fake_receive_frame,
+					  .port_set_down = fake_port_set_down};
+	f->clock = EPOCH - 1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	for (int i = 0; i < f->nseen; i++)
+		pkt_put(&f->d.pool, f->seen[i].p);
+	daemon_finish(&f->d);
+	daemon_destroy(&f->d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void start(struct fixture *f)
+{
+	char err[128];
+
+	assert_true(daemon_start(&f->d, EPOCH, SCALE, err, sizeof(err)));
+}
+
+/* A Write Only of 256 pattern bytes from h0 to h1, built as a NIC would,
+ * with a trailer unless stamp is PS_NEVER. */
+static size_t frame(uint8_t *buf, uint32_t psn, ps_t stamp)
+{
+	struct pkt p = {.dst_mac = {2, 0, 0, 0, 0, 3},
+			.src_mac = {2, 0, 0, 0, 0, 1},
+			.src_ip = 0x0A000001,
+			.dst_ip = 0x0A000002,
+			.ttl = WIRE_TTL,
+			.sport = 49152,
+			.dport = WIRE_ROCE_PORT,
+			.opcode = WIRE_OP_WRITE_ONLY,
+			.dqpn = 7,
+			.psn = psn,
+			.msn = 1,
+			.va = wire_va(1, 0),
+			.dma_len = 256,
+			.payload_len = 256};
+	size_t n = wire_build(&p, buf, PORT_MAX_FRAME);
+
+	assert_true(n > 0);
+	if (stamp == PS_NEVER)
+		return n;
+	wire_trailer_put(buf + n, stamp);
+	return n + WIRE_TRAILER_LEN;
+}
+
+static void feed(struct fixture *f, int port, uint32_t psn, ps_t stamp)
+{
+	uint8_t buf[PORT_MAX_FRAME];
+
+	daemon_frame_in(&f->d, port, buf, frame(buf, psn, stamp), f->clock);
+}
+
+static void at(struct fixture *f, uint64_t clock)
+{
+	f->clock = clock;
+	daemon_advance(&f->d);
+}
+
+static void assert_seen(const struct fixture *f, int i, int port, uint32_t psn, ps_t now)
+{
+	assert_true(i < f->nseen);
+	assert_int_equal(f->seen[i].port, port);
+	assert_int_equal(f->seen[i].psn, psn);
+	assert_int_equal(f->seen[i].now, now);
+	assert_false(f->seen[i].bad);
+}
+
+/* ---- stamped frames ------------------------------------------------------ */
+
+/* Rule 16: arrivals at one picosecond by receiving port, then by the
+ * link's frame sequence; each at its own time, and not before its wall
+ * time comes. */
+static void test_arrivals_run_at_their_stamp_in_rule_16_order(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	feed(f, 1, 1, 5 * US);
+	feed(f, 0, 2, 5 * US);
+	feed(f, 0, 3, 5 * US);
+	feed(f, 1, 4, 3 * US);
+	at(f, wall(f, 3 * US) - 1);
+	assert_int_equal(f->nseen, 0);
+	at(f, wall(f, 5 * US));
+	assert_int_equal(f->nseen, 4);
+	assert_seen(f, 0, 1, 4, 3 * US);
+	assert_seen(f, 1, 0, 2, 5 * US);
+	assert_seen(f, 2, 0, 3, 5 * US);
+	assert_seen(f, 3, 1, 1, 5 * US);
+	assert_int_equal(f->d.frames, 4);
+	assert_int_equal(f->d.stamped, 4);
+	assert_int_equal(f->d.violations, 0);
+}
+
+/* Nothing runs before the epoch: virtual time 0 is the epoch. */
+static void test_nothing_runs_before_the_epoch(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	feed(f, 0, 1, 0);
+	at(f, EPOCH - 1);
+	assert_int_equal(f->nseen, 0);
+	at(f, EPOCH);
+	assert_seen(f, 0, 0, 1, 0);
+}
+
+static int ran;
+static void engine_event(void *arg, ps_t now)
+{
+	(void)arg;
+	(void)now;
+	ran++;
+}
+
+/* A frame whose stamp the engine's clock has passed runs at once, at the
+ * engine's time, and is counted; one stamped ahead is not. */
+static void test_frame_behind_the_engine_is_a_violation(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	ran = 0;
+	events_schedule(f->d.q, 10 * US, engine_event, NULL);
+	at(f, wall(f, 10 * US));
+	assert_int_equal(ran, 1);
+	feed(f, 0, 1, 8 * US);
+	assert_int_equal(f->d.violations, 1);
+	/* Same picosecond as an engine event already run: arrivals go
+	 * first, so this one is too late as well. */
+	feed(f, 0, 2, 10 * US);
+	assert_int_equal(f->d.violations, 2);
+	feed(f, 0, 3, 12 * US);
+	assert_int_equal(f->d.violations, 2);
+	at(f, wall(f, 10 * US));
+	assert_int_equal(f->nseen, 2);
+	assert_seen(f, 0, 0, 1, 10 * US);
+	assert_seen(f, 1, 0, 2, 10 * US);
+	at(f, wall(f, 12 * US));
+	assert_seen(f, 2, 0, 3, 12 * US);
+	assert_int_equal(f->d.stamped, 3);
+	assert_false(f->d.failed);
+}
+
+/* Read long after its wall time, but with nothing run after its stamp: it
+ * still takes its exact place, so it is no violation. */
+static void test_late_read_not_overtaken_is_exact(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	f->clock = wall(f, 20 * US);
+	feed(f, 0, 1, 5 * US);
+	at(f, wall(f, 20 * US));
+	assert_seen(f, 0, 0, 1, 5 * US);
+	assert_int_equal(f->d.violations, 0);
+	assert_true(f->d.late.max >= wall(f, 20 * US) - wall(f, 5 * US));
+}
+
+/* At one picosecond, an arrival on port 1 has run: one on port 0 should
+ * have run before it (violation), a later one on port 1 after it (not). */
+static void test_same_time_arrivals_after_one_ran(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	feed(f, 1, 1, 10 * US);
+	at(f, wall(f, 10 * US));
+	assert_int_equal(f->nseen, 1);
+	feed(f, 1, 2, 10 * US);
+	assert_int_equal(f->d.violations, 0);
+	feed(f, 0, 3, 10 * US);
+	assert_int_equal(f->d.violations, 1);
+	at(f, wall(f, 10 * US));
+	assert_seen(f, 1, 0, 3, 10 * US);
+	assert_seen(f, 2, 1, 2, 10 * US);
+}
+
+/* MaxViolations = 2 in the topology: the third violation stops the daemon. */
+static void test_max_violations_stops_the_daemon(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	events_schedule(f->d.q, 10 * US, engine_event, NULL);
+	at(f, wall(f, 10 * US));
+	feed(f, 0, 1, 1 * US);
+	feed(f, 0, 2, 2 * US);
+	at(f, wall(f, 10 * US));
+	assert_false(f->d.failed);
+	assert_int_equal(f->d.state, DAEMON_RUNNING);
+	feed(f, 0, 3, 3 * US);
+	at(f, wall(f, 10 * US));
+	assert_int_equal(f->d.violations, 3);
+	assert_true(f->d.failed);
+	assert_int_equal(f->d.state, DAEMON_STOPPING);
+}
+
+/* A frame that does not parse reaches the engine raw, at its stamp. */
+static void test_bad_frame_goes_to_receive_frame_at_its_stamp(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[PORT_MAX_FRAME];
+	size_t n = frame(buf, 1, 4 * US);
+
+	start(f);
+	buf[WIRE_ETH_LEN + 10] ^= 0xFF; /* the IPv4 checksum */
+	daemon_frame_in(&f->d, 1, buf, n, f->clock);
+	at(f, wall(f, 4 * US));
+	assert_int_equal(f->nseen, 1);
+	assert_true(f->seen[0].bad);
+	assert_int_equal(f->seen[0].now, 4 * US);
+	assert_int_equal(f->d.stamped, 1);
+}
+
+/* The payload of a pkt the engine keeps stays the frame's bytes while
+ * later frames arrive: each pkt owns its slot. */
+static void test_kept_payload_stays_valid(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	f->keep = true;
+	for (uint32_t i = 0; i < 40; i++)
+		feed(f, 0, i, (i + 1) * US);
+	at(f, wall(f, 40 * US));
+	assert_int_equal(f->nseen, 40);
+	for (int i = 0; i < 40; i++) {
+		const struct pkt *p = f->seen[i].p;
+		assert_non_null(p->payload);
+		assert_int_equal(p->payload_len, 256);
+		assert_int_equal(p->psn, (uint32_t)i);
+		assert_int_equal(p->stamp, (ps_t)(i + 1) * US);
+		assert_int_equal(wire_pattern_check(p->payload, 256, p->src_ip, p->msn, 0), 0);
+	}
+}
+
+/* ---- external endpoints ---------------------------------------------------- */
+
+/* No trailer is honoured from an external endpoint (not even one with the
+ * magic): its frames arrive at the virtual time they were received. */
+static void test_external_frames_are_stamped_on_receipt(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[PORT_MAX_FRAME];
+
+	start(f);
+	daemon_frame_in(&f->d, 2, buf, frame(buf, 1, 1 * US), wall(f, 7 * US));
+	daemon_frame_in(&f->d, 2, buf, frame(buf, 2, PS_NEVER), wall(f, 8 * US));
+	at(f, wall(f, 9 * US));
+	assert_seen(f, 0, 2, 1, 7 * US);
+	assert_seen(f, 1, 2, 2, 8 * US);
+	assert_int_equal(f->d.stamped, 0);
+	assert_int_equal(f->d.violations, 0);
+}
+
+static struct pkt *data_pkt(struct fixture *f, uint32_t psn)
+{
+	uint8_t buf[PORT_MAX_FRAME];
+	struct pkt *p = pkt_get(&f->d.pool);
+
+	assert_int_equal(wire_parse(buf, frame(buf, psn, PS_NEVER), false, p), WIRE_OK);
+	p->payload = NULL; /* built from the pattern */
+	return p;
+}
+
+/* Towards a daemon a frame leaves at once with its arrival in the trailer;
+ * towards an external endpoint it waits for the wall time of its arrival
+ * and has no trailer. */
+static void test_transmit_stamped_now_external_at_arrival(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt *p = data_pkt(f, 9);
+	uint32_t n = wire_frame_len(p);
+	ps_t stamp;
+
+	start(f);
+	daemon_transmit(&f->d, 0, p, 3 * US);
+	assert_int_equal(f->d.ports[0].tx_frames, 1);
+	assert_true(wire_trailer_get(f->d.scratch, n + WIRE_TRAILER_LEN, &stamp));
+	assert_int_equal(stamp, 3 * US);
+
+	daemon_transmit(&f->d, 2, data_pkt(f, 10), 15 * US);
+	at(f, wall(f, 15 * US) - 1);
+	assert_int_equal(f->d.ports[2].tx_frames, 0);
+	memset(f->d.scratch, 0, sizeof(f->d.scratch));
+	at(f, wall(f, 15 * US));
+	assert_int_equal(f->d.ports[2].tx_frames, 1);
+	assert_false(wire_trailer_get(f->d.scratch, n + WIRE_TRAILER_LEN, &stamp));
+	assert_int_equal(f->d.pool.in_use, 0);
+}
+
+/* ---- lateness --------------------------------------------------------------- */
+
+static void test_hist_exact_below_64(void **state)
+{
+	struct daemon_hist h = {0};
+
+	(void)state;
+	assert_int_equal(daemon_hist_pct(&h, 50), 0);
+	for (int i = 0; i < 10; i++)
+		daemon_hist_add(&h, i);
+	daemon_hist_add(&h, -5); /* early counts as 0 */
+	assert_int_equal(h.count, 11);
+	assert_int_equal(daemon_hist_pct(&h, 50), 4);
+	assert_int_equal(daemon_hist_pct(&h, 100), 9);
+	assert_int_equal(h.max, 9);
+}
+
+static void test_hist_percentiles_within_one_sixteenth(void **state)
+{
+	struct daemon_hist h = {0};
+	uint64_t p50, p99;
+
+	(void)state;
+	for (int i = 1; i <= 100000; i++)
+		daemon_hist_add(&h, i * 100);
+	p50 = daemon_hist_pct(&h, 50);
+	p99 = daemon_hist_pct(&h, 99);
+	assert_true(p50 >= 5000000 && p50 <= 5000000 + 5000000 / 16);
+	assert_true(p99 >= 9900000 && p99 <= 10000000);
+	assert_int_equal(daemon_hist_pct(&h, 100), 10000000);
+	assert_int_equal(h.max, 10000000);
+	daemon_hist_add(&h, INT64_MAX);
+	assert_int_equal(daemon_hist_pct(&h, 100), (uint64_t)INT64_MAX);
+}
+
+/* ---- the control protocol ------------------------------------------------------ */
+
+static void test_cmd_parse(void **state)
+{
+	struct daemon_cmd c;
+	char err[256];
+
+	(void)state;
+	assert_true(daemon_cmd_parse("status", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_STATUS);
+	assert_true(daemon_cmd_parse("stats\r", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_STATS);
+	assert_true(daemon_cmd_parse("  stop ", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_STOP);
+	assert_true(daemon_cmd_parse("start 123456789012 2000", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_START);
+	assert_int_equal(c.epoch_ns, 123456789012ULL);
+	assert_int_equal(c.scale, 2000);
+	assert_true(daemon_cmd_parse("post h1 64KiB", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_POST);
+	assert_string_equal(c.dst, "h1");
+	assert_int_equal(c.bytes, 65536);
+	assert_true(daemon_cmd_parse("port 2 down", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_PORT);
+	assert_int_equal(c.port, 2);
+	assert_true(c.down);
+	assert_true(daemon_cmd_parse("port 0 up", &c, err, sizeof(err)));
+	assert_false(c.down);
+}
+
+static void assert_refused(const char *line, const char *reason)
+{
+	struct daemon_cmd c;
+	char err[256];
+
+	assert_false(daemon_cmd_parse(line, &c, err, sizeof(err)));
+	assert_string_equal(err, reason);
+}
+
+static void test_cmd_parse_refuses_with_a_reason(void **state)
+{
+	char longline[DAEMON_CTL_LINE + 8];
+
+	(void)state;
+	assert_refused("", "empty command");
+	assert_refused("frob", "unknown command 'frob' (allowed: status, start, stats, post, "
+			       "port, stop)");
+	assert_refused("status now", "usage: status");
+	assert_refused("start 5", "usage: start EPOCH_NS SCALE");
+	assert_refused("start -5 1", "start: epoch '-5' is not a CLOCK_MONOTONIC time in ns");
+	assert_refused("start 5 0", "start: scale '0' is not a whole number >= 1");
+	assert_refused("start 5 2x", "start: scale '2x' is not a whole number >= 1");
+	assert_refused("post h1", "usage: post DST BYTES");
+	assert_refused("post h1 0", "post: bytes '0': must be > 0");
+	assert_refused("port x down", "port: 'x' is not a port number");
+	assert_refused("port 64 down", "port: '64' is not a port number");
+	assert_refused("port 1 sideways", "port: 'sideways' (allowed: down, up)");
+	memset(longline, 'a', sizeof(longline) - 1);
+	longline[sizeof(longline) - 1] = 0;
+	assert_refused(longline, "line too long");
+}
+
+static void test_commands(void **state)
+{
+	struct fixture *f = *state;
+	char reply[DAEMON_REPLY_MAX];
+
+	daemon_command(&f->d, "status", reply, sizeof(reply));
+	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
+				   "late_max_ns=0");
+	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
+	assert_string_equal(reply, "ok");
+	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
+	assert_string_equal(reply, "error already started");
+	f->clock = EPOCH + 5000; /* 5 ns of virtual time */
+	daemon_command(&f->d, "status", reply, sizeof(reply));
+	assert_string_equal(reply, "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
+				   "violations=0 late_max_ns=0");
+	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));
+	assert_string_equal(reply, "ok");
+	assert_true(f->down[1]);
+	daemon_command(&f->d, "port 3 down", reply, sizeof(reply));
+	assert_string_equal(reply, "error port: s0 has no port 3 (it has 3)");
+	daemon_command(&f->d, "post h1 1MiB", reply, sizeof(reply));
+	assert_string_equal(reply, "error switchd does not take this command");
+	daemon_command(&f->d, "bogus", reply, sizeof(reply));
+	assert_true(!strncmp(reply, "error unknown command 'bogus'", 29));
+	daemon_command(&f->d, "stop", reply, sizeof(reply));
+	assert_string_equal(reply, "ok");
+	assert_int_equal(f->d.state, DAEMON_STOPPING);
+	assert_true(f->d.stop);
+}
+
+/* ---- arguments ------------------------------------------------------------------------ */
+
+static int parse(struct daemon_args *a, char *msg, size_t len, int argc, ...)
+{
+	char *argv[16];
+	va_list ap;
+	FILE *out = fmemopen(msg, len, "w");
+	int rc;
+
+	va_start(ap, argc);
+	for (int i = 0; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	argv[argc] = NULL;
+	memset(msg, 0, len);
+	rc = daemon_parse_args(a, "nicd", "USAGE\n", argc, argv, out, out);
+	fclose(out);
+	return rc;
+}
+
+static void test_args(void **state)
+{
+	struct daemon_args a;
+	char msg[256];
+
+	(void)state;
+	assert_int_equal(parse(&a, msg, sizeof(msg), 9, "nicd", "--topology", "t.ini", "--node",
+			       "h0", "--port", "veth7", "--port", "veth8"),
+			 0);
+	assert_string_equal(a.topology, "t.ini");
+	assert_string_equal(a.node, "h0");
+	assert_int_equal(a.nports, 2);
+	assert_string_equal(a.ports[1], "veth8");
+	assert_null(a.ctl);
+	assert_false(a.capture);
+	assert_int_equal(parse(&a, msg, sizeof(msg), 10, "nicd", "-t", "t.ini", "-n", "h0", "--ctl",
+			       "/tmp/x.ctl", "--out", "/tmp/o", "--capture"),
+			 0);
+	assert_string_equal(a.ctl, "/tmp/x.ctl");
+	assert_string_equal(a.out, "/tmp/o");
+	assert_true(a.capture);
+	assert_int_equal(parse(&a, msg, sizeof(msg), 2, "nicd", "--help"), 1);
+	assert_string_equal(msg, "USAGE\n");
+	assert_int_equal(parse(&a, msg, sizeof(msg), 3, "nicd", "--topology", "t.ini"), 2);
+	assert_string_equal(msg, "nicd: --node NAME is required (see nicd --help)\n");
+	assert_int_equal(parse(&a, msg, sizeof(msg), 2, "nicd", "--frob"), 2);
+	assert_string_equal(msg, "nicd: unknown option --frob (see nicd --help)\n");
+	assert_int_equal(parse(&a, msg, sizeof(msg), 2, "nicd", "--node"), 2);
+	assert_string_equal(msg, "nicd: missing value for --node (see nicd --help)\n");
+	assert_int_equal(parse(&a, msg, sizeof(msg), 6, "nicd", "-t", "t", "-n", "h0", "extra"), 2);
+	assert_string_equal(msg, "nicd: unexpected argument extra (see nicd --help)\n");
+}
+
+/* daemon_init refuses a node that is missing, of the other kind, or given
+ * the wrong number of ports, with exit status 2. */
+static void test_init_refuses_wrong_node(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon d;
+	struct daemon_args a = {.topology = f->path, .node = "h9", .out = f->out};
+
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 2);
+	daemon_destroy(&d);
+	a.node = "s0";
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 2);
+	daemon_destroy(&d);
+	a.node = "h0";
+	a.nports = 2;
+	a.ports[0] = "a";
+	a.ports[1] = "b";
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 2);
+	daemon_destroy(&d);
+	a.nports = 0;
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 0);
+	assert_true(d.ports[0].stamped);
+	assert_int_equal(d.ports[0].rx_id, 0 * TOPO_MAX_PORTS + 0);
+	assert_string_equal(d.ports[0].ifname, "p0");
+	daemon_destroy(&d);
+	assert_false(f->d.ports[2].stamped); /* s0's port to x0 */
+	assert_true(f->d.ports[1].stamped);
+	assert_int_equal(f->d.ports[1].rx_id, 2 * TOPO_MAX_PORTS + 1);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    T(test_arrivals_run_at_their_stamp_in_rule_16_order),
+	    T(test_nothing_runs_before_the_epoch),
+	    T(test_frame_behind_the_engine_is_a_violation),
+	    T(test_late_read_not_overtaken_is_exact),
+	    T(test_same_time_arrivals_after_one_ran),
+	    T(test_max_violations_stops_the_daemon),
+	    T(test_bad_frame_goes_to_receive_frame_at_its_stamp),
+	    T(test_kept_payload_stays_valid),
+	    T(test_external_frames_are_stamped_on_receipt),
+	    T(test_transmit_stamped_now_external_at_arrival),
+	    cmocka_unit_test(test_hist_exact_below_64),
+	    cmocka_unit_test(test_hist_percentiles_within_one_sixteenth),
+	    cmocka_unit_test(test_cmd_parse),
+	    cmocka_unit_test(test_cmd_parse_refuses_with_a_reason),
+	    T(test_commands),
+	    cmocka_unit_test(test_args),
+	    T(test_init_refuses_wrong_node),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -91,6 +91,10 @@ static bool signals_block(struct launch *l)
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, &l->oldmask) < 0)
 		return false;
+	/* A shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches a signalfd; SIGHUP keeps nohup's choice. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	l->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	return l->sigfd >= 0;
 }

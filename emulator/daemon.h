@@ -121,6 +121,9 @@ struct daemon_engine {
 	void (*finish)(void *ctx, ps_t now);
 };
 
+/* SCHED_FIFO priority of a daemon's loop, when the system allows it. */
+#define DAEMON_RT_PRIORITY 10
+
 /* ---- the daemon ----------------------------------------------------------- */
 
 enum daemon_state { DAEMON_WAITING, DAEMON_RUNNING, DAEMON_STOPPING };
@@ -187,6 +190,7 @@ struct daemon {
 	void *loop;
 	int timer_fd;
 	uint64_t armed_ns; /* the deadline the timerfd holds, 0 = none */
+	bool timer_fired;  /* it expired: re-arm (which also clears it) */
 	void *timer_watcher, *sig_watchers;
 	int ctl_fd;
 	void *ctl_watcher;

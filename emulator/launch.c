@@ -44,7 +44,7 @@ struct daemon {
 	/* its last `status` reply */
 	uint64_t answered_ns;
 	char state[16];
-	uint64_t vt, sends, sends_total, receives, receives_total, violations;
+	uint64_t vt, sends, sends_total, receives, receives_total, violations, late_max_ns;
 };
 
 struct launch {
@@ -514,6 +514,7 @@ static bool status_parse(struct daemon *d, const char *reply)
 		return false;
 	launch_reply_u64(reply, "vt_ps", &d->vt);
 	launch_reply_u64(reply, "violations", &d->violations);
+	launch_reply_u64(reply, "late_max_ns", &d->late_max_ns);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
 		       reply_fraction(reply, "receives", &d->receives, &d->receives_total);
@@ -616,20 +617,23 @@ static bool workload_done(const struct launch *l)
 	return true;
 }
 
-/* INTERFACES.md: virtual time, messages done/total, violations. */
+/* INTERFACES.md: virtual time, messages done/total, violations, lateness. */
 static void progress_line(const struct launch *l, uint64_t now)
 {
-	uint64_t done = 0, total = 0, violations = 0;
-	char vt[32];
+	uint64_t done = 0, total = 0, violations = 0, late = 0;
+	char vt[32], lt[32];
 
 	for (int i = 0; i < l->t->nnodes; i++) {
 		done += l->d[i].sends;
 		total += l->d[i].sends_total;
 		violations += l->d[i].violations;
+		late = l->d[i].late_max_ns > late ? l->d[i].late_max_ns : late;
 	}
-	fprintf(stderr, "\rmrcemu run: virtual %s  messages %llu/%llu  violations %llu\033[K",
+	fprintf(stderr,
+		"\rmrcemu run: virtual %s  messages %llu/%llu  violations %llu  late max %s\033[K",
 		time_format(vclock_at(&l->clock, now), vt, sizeof(vt)), (unsigned long long)done,
-		(unsigned long long)total, (unsigned long long)violations);
+		(unsigned long long)total, (unsigned long long)violations,
+		time_format(late * PS_PER_NS, lt, sizeof(lt)));
 }
 
 static int status_all(struct launch *l, uint64_t now)

@@ -522,6 +522,44 @@ static uint64_t run_due(struct daemon *d, uint64_t mono)
 	return n;
 }
 
+/* Every wake drains the ports before it runs anything, so while a timer
+ * wake is due within poll_ns the ports need no watcher of their own: a
+ * frame then waits at most poll_ns to be read, a quarter of the slack its
+ * stamp gives it (link delay x scale), and a busy receiver wakes once per
+ * frame where it woke twice.  Idle, the ports wake the daemon. */
+static void watch_ports(struct daemon *d, uint64_t at)
+{
+	bool watch = !at || at > d->clock_ns(d->clock_ctx) + d->poll_ns;
+
+	if (watch == d->ports_watched || !d->loop)
+		return;
+	for (int i = 0; i < d->nports; i++) {
+		if (!d->ports[i].watcher)
+			continue;
+		if (watch)
+			ev_io_start(d->loop, d->ports[i].watcher);
+		else
+			ev_io_stop(d->loop, d->ports[i].watcher);
+	}
+	d->ports_watched = watch;
+}
+
+/* A quarter of the smallest slack of a stamped port; frames from external
+ * endpoints are stamped when read, so they are read at once. */
+static uint64_t poll_interval(const struct daemon *d)
+{
+	uint64_t p = UINT64_MAX;
+
+	for (int i = 0; i < d->nports; i++) {
+		uint64_t slack = d->links[i].delay * d->vc.scale / 1000;
+		if (!d->ports[i].stamped)
+			return 0;
+		if (slack / 4 < p)
+			p = slack / 4;
+	}
+	return p == UINT64_MAX ? 0 : p;
+}
+
 static void arm_timer(struct daemon *d)
 {
 	struct itimerspec its = {0};
@@ -532,6 +570,7 @@ static void arm_timer(struct daemon *d)
 		return;
 	if (d->state == DAEMON_RUNNING && next != PS_NEVER)
 		at = vclock_wall_ns(&d->vc, next);
+	watch_ports(d, at);
 	if (at == d->armed_ns && !d->timer_fired)
 		return;
 	its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
@@ -588,6 +627,7 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 	}
 	d->vc.epoch_ns = epoch_ns;
 	d->vc.scale = scale;
+	d->poll_ns = poll_interval(d);
 	d->state = DAEMON_RUNNING;
 	if (d->eng.start)
 		d->eng.start(d->eng.ctx);
@@ -599,9 +639,12 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 
 static void port_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
+	struct daemon *d = ((struct daemon_port *)w->data)->d;
+
 	(void)loop;
 	(void)revents;
-	daemon_advance(((struct daemon_port *)w->data)->d);
+	d->wakes_port++;
+	daemon_advance(d);
 }
 
 static void timer_cb(struct ev_loop *loop, ev_io *w, int revents)
@@ -614,6 +657,7 @@ static void timer_cb(struct ev_loop *loop, ev_io *w, int revents)
 	if (d->armed_ns)
 		daemon_hist_add(&d->wake, (int64_t)(d->clock_ns(d->clock_ctx) - d->armed_ns));
 	d->timer_fired = true;
+	d->wakes_timer++;
 	daemon_advance(d);
 }
 
@@ -648,6 +692,7 @@ static bool open_ports(struct daemon *d)
 		w->data = port;
 		ev_io_start(d->loop, w);
 	}
+	d->ports_watched = true;
 	return true;
 }
 
@@ -738,10 +783,35 @@ static void write_lateness(struct daemon *d)
 	csv_end(c);
 }
 
+/* One line for the daemon's log (the launcher keeps it as NODE.log). */
+static void log_summary(const struct daemon *d)
+{
+	uint64_t out = 0, dropped = 0;
+
+	for (int i = 0; i < d->nports; i++) {
+		out += d->ports[i].tx_frames;
+		if (d->ports[i].io)
+			dropped += port_stats(d->ports[i].io)->rx_dropped +
+				   port_stats(d->ports[i].io)->tx_dropped;
+	}
+	fprintf(stderr,
+		"%s %s: %llu frames in (%llu stamped, %llu causality violations), %llu out, %llu "
+		"lost by the kernel; wakes: %llu timer, %llu port; lateness p50 %llu ns, p99 %llu "
+		"ns, max %llu ns\n",
+		d->prog, d->me->name, (unsigned long long)d->frames, (unsigned long long)d->stamped,
+		(unsigned long long)d->violations, (unsigned long long)out,
+		(unsigned long long)dropped, (unsigned long long)d->wakes_timer,
+		(unsigned long long)d->wakes_port,
+		(unsigned long long)daemon_hist_pct(&d->late, 50),
+		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);
+}
+
 bool daemon_finish(struct daemon *d)
 {
 	bool ok = true;
 
+	if (d->loop)
+		log_summary(d);
 	d->state = DAEMON_STOPPING;
 	flush_ports(d);
 	if (d->eng.finish)

@@ -191,6 +191,9 @@ struct daemon {
 	int timer_fd;
 	uint64_t armed_ns; /* the deadline the timerfd holds, 0 = none */
 	bool timer_fired;  /* it expired: re-arm (which also clears it) */
+	uint64_t poll_ns;  /* longest a frame may wait unread (daemon.c) */
+	bool ports_watched;
+	uint64_t wakes_timer, wakes_port;
 	void *timer_watcher, *sig_watchers;
 	int ctl_fd;
 	void *ctl_watcher;

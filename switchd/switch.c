@@ -10,9 +10,8 @@
 #include <string.h>
 
 #include "../emulator/config.h"
-#include "../emulator/hmap.h"
 #include "../emulator/rng.h"
-
+#include "routes.h"
 #define TC_TRIMMED 1 /* PROTOCOL.md §3, under the UET policy */
 #define TC_CONTROL 2
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
@@ -58,7 +57,8 @@ struct sw_port {
 	struct sw *sw;
 	int index;
 	struct link_end *link;
-	uint64_t rate; /* bits/s: topology_port_rate (§12 rule 13) */
+	uint64_t rate;	  /* bits/s: topology_port_rate (§12 rule 13) */
+	ps_t ps_per_byte; /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
 	ps_t delay;
 	uint64_t limit; /* EgressQueueLimit resolved for this port */
 	bool faces_nic; /* the hop to a NIC: trimmed-last-hop */
@@ -71,10 +71,8 @@ struct sw_port {
 	int drr_cur;	  /* TC0 or TC1: whose turn */
 	bool drr_fresh;	  /* drr_cur has not had its quantum this turn */
 	uint64_t deficit[2];
-
-	struct pkt *on_wire;
-	int on_wire_tc;
-	ps_t on_wire_start;
+	ps_t busy_until;   /* end of the frame being serialized */
+	bool wake_pending; /* port_free is scheduled at busy_until */
 
 	struct sw_counters total[SW_NUM_TC], last[SW_NUM_TC];
 	uint64_t peak[SW_NUM_TC], peak_ivl[SW_NUM_TC];
@@ -92,8 +90,8 @@ struct sw {
 	struct pkt_pool *pool;
 	struct sw_host host;
 	struct csv *stats;
-	struct rng rng;	 /* ECN marking */
-	struct hmap dst; /* IPv4 -> node index + 1 */
+	struct rng rng; /* ECN marking */
+	struct routes routes;
 	bool trim_active;
 	bool icrc;	     /* frames from the NICs carry an ICRC */
 	uint64_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
@@ -175,6 +173,8 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->index = i;
 	port->link = &prm->links[i];
 	port->rate = topology_port_rate(t, sw->node, i);
+	if (port->rate && (8 * PS_PER_S) % port->rate == 0)
+		port->ps_per_byte = 8 * PS_PER_S / port->rate;
 	port->delay = port->link->delay;
 	config_switch_resolve(&a, port->rate);
 	port->limit = a.egress_queue_limit;
@@ -193,18 +193,6 @@ static void say_trimming_inactive(const struct sw *sw)
 			"%s: UETPolicyEnabled is false: trimming is inactive, packets that do "
 			"not fit are dropped (PROTOCOL.md §9)\n",
 			sw->name);
-}
-
-static bool index_destinations(struct sw *sw)
-{
-	const struct topology *t = sw->t;
-
-	hmap_init(&sw->dst);
-	for (int i = 0; i < t->nnodes; i++)
-		if (t->nodes[i].kind != NODE_SWITCH &&
-		    !hmap_put(&sw->dst, t->nodes[i].ip, (void *)(uintptr_t)(i + 1)))
-			return false;
-	return true;
 }
 
 static void drr_quanta(struct sw *sw)
@@ -234,7 +222,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		sw->node = prm->node;
 	}
 	if (!sw || !(sw->ports = calloc(n->nports ? n->nports : 1, sizeof(*sw->ports))) ||
-	    !index_destinations(sw)) {
+	    !routes_build(&sw->routes, prm->topo, prm->node)) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
 		sw_free(sw);
 		return NULL;
@@ -280,10 +268,8 @@ void sw_free(struct sw *sw)
 		struct sw_port *port = &sw->ports[i];
 		for (int tc = 0; tc < SW_NUM_TC; tc++)
 			free_list(sw, port->q[tc].head);
-		if (port->on_wire)
-			pkt_put(sw->pool, port->on_wire);
 	}
-	hmap_destroy(&sw->dst);
+	routes_free(&sw->routes);
 	free(sw->ports);
 	free(sw);
 }
@@ -324,20 +310,14 @@ static uint64_t flow_hash(const struct sw *sw, const struct pkt *p)
 	return mix64(h ^ ((uint64_t)17 << 32 | (uint64_t)p->sport << 16 | p->dport));
 }
 
-static int dst_node(const struct sw *sw, uint32_t ip)
-{
-	return (int)(uintptr_t)hmap_get(&sw->dst, ip) - 1;
-}
-
 int sw_route(const struct sw *sw, const struct pkt *p)
 {
-	const uint16_t *ports;
-	int dst = dst_node(sw, p->dst_ip);
-	int n = dst < 0 ? 0 : topology_ecmp(sw->t, sw->node, dst, &ports);
+	const struct routes_set *s = routes_lookup(&sw->routes, p->dst_ip);
 
-	if (n <= 0)
+	if (!s || !s->count)
 		return -1;
-	return n == 1 ? ports[0] : ports[flow_hash(sw, p) % (uint64_t)n];
+	/* the hash's top 32 bits scaled to the set: no division */
+	return s->count == 1 ? s->ports[0] : s->ports[(flow_hash(sw, p) >> 32) * s->count >> 32];
 }
 
 /* ---- queues -------------------------------------------------------------- */
@@ -374,12 +354,11 @@ static void push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
 		port->peak[tc] = q->bytes;
 }
 
-static struct pkt *pop(struct sw_port *port, int tc)
+static struct pkt *pop(struct sw_port *port, int tc, uint32_t *lenp)
 {
 	struct sw_queue *q = &port->q[tc];
 	struct pkt *p = q->head;
-	uint32_t len = wire_len(p);
-
+	uint32_t len = *lenp = wire_len(p);
 	q->head = p->next;
 	if (!q->head) {
 		q->tail = NULL;
@@ -390,6 +369,12 @@ static struct pkt *pop(struct sw_port *port, int tc)
 	port->total[tc].dequeued++;
 	port->total[tc].bytes += len;
 	return p;
+}
+
+/* Seed, Packets on the wire: at the port's rate, no interframe gap. */
+static ps_t serialization_time(const struct sw_port *port, uint32_t len)
+{
+	return port->ps_per_byte ? len * port->ps_per_byte : time_serialize(len, port->rate);
 }
 
 static bool is_ect(uint8_t ecn)
@@ -431,7 +416,7 @@ static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const 
 	return port->limit;
 }
 
-static void port_start(struct sw_port *port, ps_t now);
+static void port_kick(struct sw_port *port, ps_t now);
 
 /* PROTOCOL.md §9, admission: a packet that does not fit its queue is
  * trimmed when trimming is active and its codepoint is trimmable; the cut
@@ -459,8 +444,7 @@ static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps
 		}
 		push(port, TC_TRIMMED, p, len);
 	}
-	if (!port->on_wire)
-		port_start(port, now);
+	port_kick(port, now);
 }
 
 /* ---- the port ----------------------------------------------------------- */
@@ -504,24 +488,6 @@ static int pick_class(struct sw *sw, struct sw_port *port)
 	return drr_pick(sw, port);
 }
 
-static void serialization_end(void *arg, ps_t now);
-
-static void port_start(struct sw_port *port, ps_t now)
-{
-	struct sw *sw = port->sw;
-	int tc = pick_class(sw, port);
-	struct pkt *p;
-
-	if (tc < 0)
-		return;
-	p = pop(port, tc);
-	port->on_wire = p;
-	port->on_wire_tc = tc;
-	port->on_wire_start = now;
-	events_schedule(sw->ev, now + time_serialize(wire_len(p), port->rate), serialization_end,
-			port);
-}
-
 /* What a link verdict costs the frame; SW_DROP_COUNT: it passes. */
 static enum sw_drop verdict_drop(enum link_verdict v)
 {
@@ -538,26 +504,65 @@ static enum sw_drop verdict_drop(enum link_verdict v)
 	return SW_DROP_COUNT;
 }
 
-/* Seed, Packets on the wire: the frame reaches the far end one link delay
- * after its serialization ends, unless the link loses it (link.h) or the
- * port was set down meanwhile. */
-static void serialization_end(void *arg, ps_t now)
+static void port_free(void *arg, ps_t now);
+
+/* Seed, Packets on the wire: the frame is serialized over [now, end) and
+ * reaches the far end one link delay after `end`, unless the link loses it
+ * in that window (link.h).  Both are known when serialization starts, so
+ * the frame is handed over then, with its arrival time (the host delivers
+ * it at that time, ARCHITECTURE.md), and the port needs an event at `end`
+ * only when frames are waiting: an idle fabric costs one event per hop.
+ * A port set down after a frame's serialization began does not recall it. */
+static void port_start(struct sw_port *port, ps_t now)
+{
+	struct sw *sw = port->sw;
+	const struct link_attrs *a = port->link->attrs;
+	enum sw_drop why = SW_DROP_COUNT;
+	int tc = pick_class(sw, port);
+	uint32_t len;
+	struct pkt *p;
+
+	if (tc < 0)
+		return;
+	p = pop(port, tc, &len);
+	port->busy_until = now + serialization_time(port, len);
+	if (port->down)
+		why = SW_DROP_PORT_DOWN;
+	else if (a->ndown || a->ndrops || a->loss > 0) /* a clean link passes all */
+		why = verdict_drop(link_verdict(port->link, p, now, port->busy_until));
+	if (why == SW_DROP_COUNT)
+		sw->host.transmit(sw->host.ctx, port->index, p, port->busy_until + port->delay);
+	else
+		drop(sw, port, tc, p, why);
+	if (port->nonempty) {
+		port->wake_pending = true;
+		events_schedule(sw->ev, port->busy_until, port_free, port);
+	}
+}
+
+static void port_free(void *arg, ps_t now)
 {
 	struct sw_port *port = arg;
-	struct sw *sw = port->sw;
-	struct pkt *p = port->on_wire;
-	enum sw_drop why =
-	    port->down ? SW_DROP_PORT_DOWN
-		       : verdict_drop(link_verdict(port->link, p, port->on_wire_start, now));
 
-	port->on_wire = NULL;
-	if (why == SW_DROP_COUNT)
-		sw->host.transmit(sw->host.ctx, port->index, p, now + port->delay);
-	else
-		drop(sw, port, port->on_wire_tc, p, why);
+	port->wake_pending = false;
 	port_start(port, now);
 }
 
+/* A frame was queued: start it if the port is free (a frame arriving as
+ * the last one ends finds it free: back-to-back frames at equal rates cost
+ * no event), else make sure the port looks at its queues when the frame on
+ * the wire ends. */
+static void port_kick(struct sw_port *port, ps_t now)
+{
+	if (port->wake_pending)
+		return;
+	if (now >= port->busy_until) {
+		port_start(port, now);
+		return;
+	}
+	port->wake_pending = true;
+	events_schedule(port->sw->ev, port->busy_until, port_free, port);
+}
 void sw_port_set_down(struct sw *sw, int port, bool down)
 {
 	struct sw_port *sp;
@@ -570,8 +575,10 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 		return;
 	/* A cut fibre: what waits for the port is lost with it. */
 	for (int tc = 0; tc < SW_NUM_TC; tc++)
-		while (sp->q[tc].head)
-			drop(sw, sp, tc, pop(sp, tc), SW_DROP_PORT_DOWN);
+		while (sp->q[tc].head) {
+			uint32_t len;
+			drop(sw, sp, tc, pop(sp, tc, &len), SW_DROP_PORT_DOWN);
+		}
 }
 
 /* ---- forwarding ---------------------------------------------------------- */
@@ -640,7 +647,7 @@ void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_
 static bool class_active(const struct sw_port *port, int tc)
 {
 	return memcmp(&port->total[tc], &port->last[tc], sizeof(port->total[tc])) ||
-	       port->q[tc].bytes || (port->on_wire && port->on_wire_tc == tc);
+	       port->q[tc].bytes;
 }
 
 static void stats_row(struct sw *sw, struct sw_port *port, int tc, ps_t now)

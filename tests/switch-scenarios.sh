@@ -99,6 +99,12 @@ for p in "$tmp"/cap/out/pcap/*.pcap; do
 done
 check "every frame of every port ($frames): IPv4 checksum good, decoded by mrc.lua" \
 	[ $all_good -eq 1 -a $frames -gt 200 ]
+in_order=1
+for p in "$tmp"/cap/out/pcap/*.pcap; do
+	tshark -r "$p" -T fields -e frame.time_epoch 2>/dev/null |
+		awk 'NR > 1 && $1 < prev { bad = 1 } { prev = $1 } END { exit bad }' || in_order=0
+done
+check "every pcap is in time order" [ $in_order -eq 1 ]
 check "TTL falls by one per switch: 63 leaving leaf0, 62 leaving a spine" \
 	awk -F'\t' '$1 == "10.0.0.1" { a[FILENAME] = a[FILENAME] " " $2 }
 		END { exit !(a[ARGV[1]] ~ /^( 63)+$/ && a[ARGV[2]] ~ /^( 62)+$/) }' \

@@ -181,8 +181,8 @@ static void leaf_spine(char *buf, size_t len, const char *nic, const char *sw, c
 	snprintf(buf + n, len - (size_t)n, "\n[workload]\nfile = w.csv\n");
 }
 
-/* h1..h7 to h0 through one switch. */
-static void incast(char *buf, size_t len, const char *nic, const char *sw)
+/* h0..h7 on one switch s0; h0_attrs: lines for [nic h0]. */
+static void incast(char *buf, size_t len, const char *nic, const char *sw, const char *h0_attrs)
 {
 	int n = snprintf(buf, len,
 			 "[emulation]\nname = incast\nseed = 1\n\n[nic]\n%s\n\n"
@@ -190,7 +190,8 @@ static void incast(char *buf, size_t len, const char *nic, const char *sw)
 			 nic, sw);
 	for (int h = 0; h < 8; h++)
 		n += snprintf(buf + n, len - (size_t)n,
-			      "[nic h%d]\nip = 10.0.0.%d\n[link h%d s0]\n", h, h + 1, h);
+			      "[nic h%d]\nip = 10.0.0.%d\n%s\n[link h%d s0]\n", h, h + 1,
+			      h ? "" : h0_attrs, h);
 	snprintf(buf + n, len - (size_t)n, "\n[workload]\nfile = w.csv\n");
 }
 
@@ -412,7 +413,7 @@ static void test_incast_trims_and_completes(void **state)
 	int n = 0;
 
 	(void)state;
-	incast(topo, sizeof(topo), "MonitorEnabled = true", "");
+	incast(topo, sizeof(topo), "MonitorEnabled = true", "", "");
 	for (int h = 1; h < 8; h++)
 		n += snprintf(w + n, sizeof(w) - (size_t)n, "%d,0ns,h%d,h0,512KiB,\n", h, h);
 	struct run *r = run_sim(topo, w, NULL);
@@ -440,7 +441,7 @@ static void test_incast_without_trimming_recovers(void **state)
 	int n = 0;
 
 	(void)state;
-	incast(topo, sizeof(topo), "", "TrimmingEnabled = false");
+	incast(topo, sizeof(topo), "", "TrimmingEnabled = false", "");
 	for (int h = 1; h < 8; h++)
 		n += snprintf(w + n, sizeof(w) - (size_t)n, "%d,0ns,h%d,h0,512KiB,\n", h, h);
 	struct run *r = run_sim(topo, w, NULL);
@@ -483,6 +484,33 @@ static void test_trim_on_spine_port_is_trimmed(void **state)
 	run_free(r);
 }
 
+/* Seed, Packets on the wire; §12 rule 13: a NIC's link runs at the lower of
+ * its DataRate and the switch's downlink rate, both ways.  h0 at 100 Gbps
+ * on a 400 Gbps link: its 1 MiB (256 frames of 4,174 B) takes at least
+ * 256 x 333.92 ns to send, and as long to receive through the switch's
+ * port, which runs at 100 Gbps too (and trims what 400 Gbps h1 sends in
+ * excess); h1 and h2 between themselves run at 400 Gbps. */
+static void test_nic_rate_below_link_rate(void **state)
+{
+	char topo[8192];
+
+	(void)state;
+	incast(topo, sizeof(topo), "", "", "DataRate = 100Gbps");
+	struct run *r =
+	    run_sim(topo, "1,0ns,h0,h1,1MiB,\n2,0ns,h1,h0,1MiB,\n3,0ns,h2,h3,1MiB,\n", NULL);
+	assert_all_verified(r, 3);
+	uint64_t slow = 256 * 333920ULL, fast = 256 * 83480ULL;
+	for (size_t m = 0; m < 2; m++) {
+		uint64_t fct = strtoull(cell(r->messages, m, "fct_ps"), NULL, 10);
+		assert_true(fct > slow && fct < slow + 30 * PS_PER_US);
+	}
+	uint64_t fct3 = strtoull(cell(r->messages, 2, "fct_ps"), NULL, 10);
+	assert_true(fct3 > fast && fct3 < fast + 30 * PS_PER_US);
+	assert_true(sum_where(r->sw, "trimmed", "peer=h0", NULL) > 0);
+	assert_int_equal(sum_where(r->sw, "trimmed", "peer=h1", NULL), 0);
+	run_free(r);
+}
+
 /* ---- faults ----------------------------------------------------------------------------- */
 
 /* A leaf-spine link down for 200 us during a transfer: the packets on it
@@ -517,6 +545,7 @@ int main(void)
 	    cmocka_unit_test(test_incast_trims_and_completes),
 	    cmocka_unit_test(test_incast_without_trimming_recovers),
 	    cmocka_unit_test(test_trim_on_spine_port_is_trimmed),
+	    cmocka_unit_test(test_nic_rate_below_link_rate),
 	    cmocka_unit_test(test_link_down_200us),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

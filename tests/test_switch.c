@@ -284,6 +284,24 @@ static void test_forward_rewrites_and_times(void **state)
 	rig_free(r);
 }
 
+/* §12 rule 13: a port runs at its link's rate, and EgressQueueLimit is
+ * resolved from it (100 Gbps x 5 us = 62,500 B; 4,174 B in 333,920 ps). */
+static void test_port_rate_and_limit(void **state)
+{
+	struct rig *r = rig_new("leaf0", NULL, "rate = 100Gbps", NULL, false);
+
+	(void)state;
+	assert_int_equal(sw_queue_limit(r->sw, 1), 62500);
+	assert_int_equal(sw_queue_limit(r->sw, 0), LIMIT);
+	sw_receive(r->sw, 0, data_pkt(r, IP_H1, 300, 2), 0);
+	sw_receive(r->sw, 0, data_pkt(r, IP_H1, 300, 2), 0);
+	run(r);
+	assert_int_equal(r->nsent, 2);
+	assert_int_equal(r->sent[0].arrival, 333920 + PS_PER_US);
+	assert_int_equal(r->sent[1].arrival, 2 * 333920 + PS_PER_US);
+	rig_free(r);
+}
+
 /* PROTOCOL.md §9: TTL - 1, drop at 0, counted. */
 static void test_ttl_drop_at_zero(void **state)
 {
@@ -742,6 +760,7 @@ int main(void)
 	    cmocka_unit_test(test_route_ecmp_by_entropy),
 	    cmocka_unit_test(test_route_hash_per_switch),
 	    cmocka_unit_test(test_forward_rewrites_and_times),
+	    cmocka_unit_test(test_port_rate_and_limit),
 	    cmocka_unit_test(test_ttl_drop_at_zero),
 	    cmocka_unit_test(test_frames_in),
 	    cmocka_unit_test(test_classification),

@@ -139,7 +139,13 @@ static void describe_exit(int status, char *buf, size_t len)
 static void report_daemon(struct launch *l, int i, const char *what)
 {
 	struct daemon *d = &l->d[i];
+	struct stat st;
 
+	if (stat(d->log, &st) < 0 || !st.st_size) {
+		fail(l, "daemon %s (%s, pid %d) %s; its log is empty", l->t->nodes[i].name, d->prog,
+		     (int)d->pid, what);
+		return;
+	}
 	fail(l, "daemon %s (%s, pid %d) %s; the end of its log (kept in %s/log/%s.log):",
 	     l->t->nodes[i].name, d->prog, (int)d->pid, what, l->outdir, l->t->nodes[i].name);
 	launch_log_tail(d->log, 8, l->report);
@@ -324,6 +330,8 @@ static int dirs_make(struct launch *l, const char *outdir)
 	if (l->capture && !records_mkdir(pcap))
 		return fail(l, "%s: %s", pcap, strerror(errno));
 	launch_clean_records(l->t, l->outdir);
+	for (int i = 0; i < l->t->nnodes; i++)
+		launch_log_keep(NULL, l->outdir, l->t->nodes[i].name);
 	return 0;
 }
 
@@ -779,39 +787,13 @@ static int finish(struct launch *l, struct launch_result *r)
 
 /* ---- tearing down ---------------------------------------------------------------- */
 
-static bool copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out;
-	ssize_t n;
-	bool ok = true;
-
-	if (in < 0)
-		return false;
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	while (out >= 0 && ok && (n = read(in, buf, sizeof(buf))) > 0)
-		ok = write(out, buf, (size_t)n) == n;
-	close(in);
-	if (out >= 0)
-		close(out);
-	return ok && out >= 0;
-}
-
 /* The daemons' logs outlive the run folder in OUTDIR/log/ when they say
  * something (warnings, or why a daemon failed). */
 static void logs_keep(struct launch *l)
 {
-	char dir[PATH_MAX + 8], to[PATH_MAX + 64];
-	struct stat st;
-
-	snprintf(dir, sizeof(dir), "%s/log", l->outdir);
-	for (int i = 0; l->outdir[0] && i < l->t->nnodes; i++) {
-		if (l->d[i].pid <= 0 || stat(l->d[i].log, &st) < 0 || !st.st_size)
-			continue;
-		snprintf(to, sizeof(to), "%s/%s.log", dir, l->t->nodes[i].name);
-		if (records_mkdir(dir))
-			copy_file(l->d[i].log, to);
-	}
+	for (int i = 0; l->outdir[0] && i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0)
+			launch_log_keep(l->d[i].log, l->outdir, l->t->nodes[i].name);
 }
 
 /* Only what this run made: its own children, its own namespaces. */

@@ -159,6 +159,10 @@ static void merge_records(const struct topology *t, const char *rundir, FILE *ou
 		return;
 	if (t->workload[0] && !workload_load(t->workload, t, &w, err, sizeof(err)))
 		fprintf(report, "mrcemu down: %s\n", err);
+	for (int i = 0; i < t->nnodes; i++) {
+		snprintf(path, sizeof(path), "%s/%s.log", rundir, t->nodes[i].name);
+		launch_log_keep(path, outdir, t->nodes[i].name);
+	}
 	if (launch_merge(t, &w, outdir, &m, &lat, report))
 		fprintf(out,
 			"messages: %llu of %llu completed; causality violations: %llu\n"

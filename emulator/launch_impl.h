@@ -61,6 +61,10 @@ bool launch_pid_alive(pid_t pid);
  * LAUNCH_RUN_ROOT when no other emulation uses it. */
 void launch_rundir_remove(const char *rundir);
 
+/* OUTDIR/log/NODE.log: a copy of `log` when it says anything, else none
+ * (log NULL: just remove a stale one). */
+void launch_log_keep(const char *log, const char *outdir, const char *node);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t launch_mono_ns(void);
 

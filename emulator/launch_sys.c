@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "launch_impl.h"
+#include "records.h"
 
 uint64_t launch_mono_ns(void)
 {
@@ -465,4 +466,35 @@ void launch_rundir_remove(const char *rundir)
 		closedir(dir);
 	rmdir(rundir);
 	rmdir(LAUNCH_RUN_ROOT); /* only when no other emulation uses it */
+}
+
+static bool copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+	bool ok = true;
+
+	if (in < 0)
+		return false;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	while (out >= 0 && ok && (n = read(in, buf, sizeof(buf))) > 0)
+		ok = write(out, buf, (size_t)n) == n;
+	close(in);
+	if (out >= 0)
+		close(out);
+	return ok && out >= 0;
+}
+
+void launch_log_keep(const char *log, const char *outdir, const char *node)
+{
+	char dir[LAUNCH_PATH_MAX], to[LAUNCH_PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/log", outdir);
+	snprintf(to, sizeof(to), "%s/%s.log", dir, node);
+	unlink(to);
+	if (log && stat(log, &st) == 0 && st.st_size > 0 && records_mkdir(dir))
+		copy_file(log, to);
+	rmdir(dir); /* only when empty */
 }

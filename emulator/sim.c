@@ -26,15 +26,22 @@
 
 struct sim;
 
-/* One direction of a link: the frames on it, in order. */
+/* One direction of a link: the frames on it, in order, in a ring (a
+ * frame's own link field is in a cache line nothing else on the way reads),
+ * and what a frame needs at both ends, in two cache lines. */
 struct sim_wire {
-	struct sim *sim;
-	int to_node, to_port;
-	uint32_t rx_port_id;
+	struct pkt **ring;
+	uint32_t head, len, cap; /* frames on the wire; cap a power of two */
+	uint32_t uncaptured;	 /* the last of them, not yet in the sender's pcap */
+	struct events *q;
+	struct nic *nic; /* the receiving engine (connect_wires) */
+	struct sw *sw;
+	struct capture *rx_cap, *tx_cap; /* pcaps of both ends, or NULL */
+	ps_t delay;			 /* the link's */
 	uint64_t seq;
-	struct pkt *head, *tail;
-	uint32_t len;	     /* frames on the wire */
-	uint32_t uncaptured; /* the last of them, not yet in the sender's pcap */
+	uint32_t rx_port_id;
+	int to_node, to_port;
+	struct sim *sim;
 };
 
 struct sim_port {
@@ -84,18 +91,16 @@ static void capture_pkt(struct sim *s, struct capture *cap, const struct pkt *p,
 static void arrive(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
-	struct sim_node *dst = &w->sim->nodes[w->to_node];
-	struct pkt *p = w->head;
-	w->head = p->next;
-	if (!w->head)
-		w->tail = NULL;
-	p->next = NULL;
+	struct pkt *p = w->ring[w->head];
+
+	w->head = (w->head + 1) & (w->cap - 1);
 	w->len--;
-	capture_pkt(w->sim, dst->ports[w->to_port].cap, p, now);
-	if (dst->nic)
-		nic_receive(dst->nic, p, now);
-	else if (dst->sw)
-		sw_receive(dst->sw, w->to_port, p, now);
+	if (w->rx_cap)
+		capture_pkt(w->sim, w->rx_cap, p, now);
+	if (w->nic)
+		nic_receive(w->nic, p, now);
+	else if (w->sw)
+		sw_receive(w->sw, w->to_port, p, now);
 	else
 		pkt_put(&w->sim->pool, p);
 }
@@ -106,14 +111,27 @@ static void arrive(void *arg, ps_t now)
  * every pcap stays in time order. */
 static void capture_sent(void *arg, ps_t now)
 {
-	struct sim_port *port = arg;
-	struct sim_wire *w = &port->out;
-	struct pkt *p = w->head;
+	struct sim_wire *w = arg;
+	struct pkt *p = w->ring[(w->head + w->len - w->uncaptured) & (w->cap - 1)];
 
-	for (uint32_t i = w->len - w->uncaptured; i > 0; i--)
-		p = p->next;
 	w->uncaptured--;
-	capture_pkt(port->sim, port->cap, p, now);
+	capture_pkt(w->sim, w->tx_cap, p, now);
+}
+
+static bool wire_grow(struct sim_wire *w)
+{
+	uint32_t cap = w->cap ? 2 * w->cap : 16;
+	struct pkt **r = malloc(cap * sizeof(*r));
+
+	if (!r)
+		return false;
+	for (uint32_t k = 0; k < w->len; k++)
+		r[k] = w->ring[(w->head + k) & (w->cap - 1)];
+	free(w->ring);
+	w->ring = r;
+	w->cap = cap;
+	w->head = 0;
+	return true;
 }
 
 /* An engine's frame leaves port `port` of its node (ARCHITECTURE.md, The
@@ -122,25 +140,20 @@ static void capture_sent(void *arg, ps_t now)
 static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
 {
 	struct sim_node *n = ctx;
-	struct sim_port *port = &n->ports[port_index];
-	struct sim_wire *w = &port->out;
-	ps_t end = arrival - n->links[port_index].delay;
+	struct sim_wire *w = &n->ports[port_index].out;
 
-	p->next = NULL;
-	if (w->tail)
-		w->tail->next = p;
-	else
-		w->head = p;
-	w->tail = p;
-	w->len++;
-	if (port->cap && end <= events_now(port->sim->q)) {
-		capture_pkt(port->sim, port->cap, p, end);
-	} else if (port->cap) {
-		w->uncaptured++;
-		events_schedule_key(port->sim->q, end, 0, capture_sent, port);
+	if (w->len == w->cap && !wire_grow(w)) {
+		fprintf(stderr, "mrcemu: out of memory for frames in flight\n");
+		abort();
 	}
-	events_schedule_key(port->sim->q, arrival, events_key_arrival(w->rx_port_id, w->seq++),
-			    arrive, w);
+	w->ring[(w->head + w->len++) & (w->cap - 1)] = p;
+	if (w->tx_cap && arrival - w->delay <= events_now(w->q)) {
+		capture_pkt(w->sim, w->tx_cap, p, arrival - w->delay);
+	} else if (w->tx_cap) {
+		w->uncaptured++;
+		events_schedule_key(w->q, arrival - w->delay, 0, capture_sent, w);
+	}
+	events_schedule_key(w->q, arrival, events_key_arrival(w->rx_port_id, w->seq++), arrive, w);
 }
 
 /* A NIC has one port. */
@@ -233,6 +246,8 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 		link_end_init(&n->links[p], s->t, tp->link, i);
 		port->out = (struct sim_wire){
 		    .sim = s,
+		    .q = s->q,
+		    .delay = n->links[p].delay,
 		    .to_node = tp->peer,
 		    .to_port = tp->peer_port,
 		    .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS + tp->peer_port)};
@@ -240,6 +255,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 			fprintf(report, "mrcemu: %s\n", err);
 			return false;
 		}
+		port->out.tx_cap = port->cap;
 	}
 	if (tn->kind == NODE_SWITCH)
 		return build_switch(s, n, report);
@@ -261,6 +277,19 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 				 .records = s->rec};
 	n->nic = nic_new(&prm);
 	return n->nic != NULL;
+}
+
+/* Each wire learns the engine and the pcap at its far end. */
+static void connect_wires(struct sim *s)
+{
+	for (int i = 0; i < s->t->nnodes; i++)
+		for (int p = 0; p < s->nodes[i].nports; p++) {
+			struct sim_wire *w = &s->nodes[i].ports[p].out;
+			struct sim_node *dst = &s->nodes[w->to_node];
+			w->nic = dst->nic;
+			w->sw = dst->sw;
+			w->rx_cap = dst->ports[w->to_port].cap;
+		}
 }
 
 /* ---- records ------------------------------------------------------------- */
@@ -412,11 +441,9 @@ static void sim_free(struct sim *s)
 		sw_free(n->sw);
 		for (int p = 0; p < n->nports; p++) {
 			struct sim_wire *w = &n->ports[p].out;
-			while (w->head) {
-				struct pkt *x = w->head;
-				w->head = x->next;
-				pkt_put(&s->pool, x);
-			}
+			for (uint32_t k = 0; k < w->len; k++)
+				pkt_put(&s->pool, w->ring[(w->head + k) & (w->cap - 1)]);
+			free(w->ring);
 			if (n->ports[p].cap)
 				capture_close(n->ports[p].cap);
 		}
@@ -490,6 +517,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	for (int i = 0; i < s.t->nnodes; i++)
 		if (!build_node(&s, i, r->outdir, report))
 			goto out;
+	connect_wires(&s);
 	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s)) {
 		fprintf(report, "mrcemu: out of memory\n");
 		goto out;

@@ -48,35 +48,51 @@ const char SW_STATS_HEADER[] =
     "queue_bytes,drop_queue_full,drop_trim_queue_full,drop_ttl,drop_no_route,drop_port_down,"
     "drop_link_lost,drop_link_down,drop_link_rule";
 
+/* A queue is a ring of packets with their wire lengths, so that serving
+ * it reads no packet (a fabric's packets are mostly out of the cache). */
+struct sw_entry {
+	struct pkt *p;
+	uint32_t len;
+};
+
 struct sw_queue {
-	struct pkt *head, *tail;
-	uint64_t bytes; /* wire bytes waiting */
+	struct sw_entry *ring;
+	uint32_t head, n, cap; /* cap: a power of two */
+	uint64_t bytes;	       /* wire bytes waiting */
+};
+
+/* One traffic class of a port.  What every frame touches (the queue, the
+ * peaks, enqueued/dequeued/bytes) fills the first cache line. */
+struct sw_class {
+	_Alignas(64) struct sw_queue q;
+	uint32_t peak, peak_ivl; /* queue bytes: at most 1.5 x 1 GiB */
+	struct sw_counters c;
 };
 
 struct sw_port {
+	/* read for every frame */
 	struct sw *sw;
-	int index;
-	struct link_end *link;
-	uint64_t rate;	  /* bits/s: topology_port_rate (§12 rule 13) */
+	ps_t busy_until;  /* end of the frame being serialized */
 	ps_t ps_per_byte; /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
 	ps_t delay;
-	uint64_t limit; /* EgressQueueLimit resolved for this port */
-	bool faces_nic; /* the hop to a NIC: trimmed-last-hop */
-	bool down;
-	const char *peer_name;
-	uint8_t peer_mac[6];
-
-	struct sw_queue q[SW_NUM_TC];
-	uint8_t nonempty; /* bit tc: q[tc] holds a frame */
-	int drr_cur;	  /* TC0 or TC1: whose turn */
-	bool drr_fresh;	  /* drr_cur has not had its quantum this turn */
-	uint64_t deficit[2];
-	ps_t busy_until;   /* end of the frame being serialized */
+	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
+	uint64_t rate;	   /* bits/s: topology_port_rate (§12 rule 13) */
+	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
 	bool wake_pending; /* port_free is scheduled at busy_until */
+	bool down;
+	bool faces_nic;	  /* the hop to a NIC: trimmed-last-hop */
+	bool link_faults; /* the link has loss, down windows or drop rules */
+	bool drr_fresh;	  /* drr_cur has not had its quantum this turn */
+	uint8_t seen;	  /* bit tc: the class ever saw traffic */
+	uint8_t peer_mac[6];
+	int index;
+	int drr_cur; /* TC0 or TC1: whose turn */
+	uint64_t deficit[2];
 
-	struct sw_counters total[SW_NUM_TC], last[SW_NUM_TC];
-	uint64_t peak[SW_NUM_TC], peak_ivl[SW_NUM_TC];
-	uint8_t seen; /* bit tc: the class ever saw traffic */
+	struct link_end *link;
+	const char *peer_name;
+	struct sw_class cls[SW_NUM_TC];
+	struct sw_counters last[SW_NUM_TC]; /* at the last stats row */
 };
 
 struct sw {
@@ -172,6 +188,8 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->sw = sw;
 	port->index = i;
 	port->link = &prm->links[i];
+	port->link_faults =
+	    port->link->attrs->ndown || port->link->attrs->ndrops || port->link->attrs->loss > 0;
 	port->rate = topology_port_rate(t, sw->node, i);
 	if (port->rate && (8 * PS_PER_S) % port->rate == 0)
 		port->ps_per_byte = 8 * PS_PER_S / port->rate;
@@ -186,6 +204,16 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 
 static void stats_tick(void *arg, ps_t now);
 
+/* Ports on cache-line boundaries (struct sw_class), zeroed. */
+static struct sw_port *ports_alloc(int n)
+{
+	size_t size = (n ? (size_t)n : 1) * sizeof(struct sw_port);
+	struct sw_port *p = aligned_alloc(_Alignof(struct sw_port), size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
 static void say_trimming_inactive(const struct sw *sw)
 {
 	if (!sw->a.uet_policy && sw->a.trimming)
@@ -221,7 +249,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		sw->t = prm->topo;
 		sw->node = prm->node;
 	}
-	if (!sw || !(sw->ports = calloc(n->nports ? n->nports : 1, sizeof(*sw->ports))) ||
+	if (!sw || !(sw->ports = ports_alloc(n->nports)) ||
 	    !routes_build(&sw->routes, prm->topo, prm->node)) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
 		sw_free(sw);
@@ -251,23 +279,18 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 	return sw;
 }
 
-static void free_list(struct sw *sw, struct pkt *p)
-{
-	while (p) {
-		struct pkt *n = p->next;
-		pkt_put(sw->pool, p);
-		p = n;
-	}
-}
-
 void sw_free(struct sw *sw)
 {
 	if (!sw)
 		return;
 	for (int i = 0; sw->ports && i < sw->nports; i++) {
 		struct sw_port *port = &sw->ports[i];
-		for (int tc = 0; tc < SW_NUM_TC; tc++)
-			free_list(sw, port->q[tc].head);
+		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+			struct sw_queue *q = &port->cls[tc].q;
+			for (uint32_t k = 0; k < q->n; k++)
+				pkt_put(sw->pool, q->ring[(q->head + k) & (q->cap - 1)].p);
+			free(q->ring);
+		}
 	}
 	routes_free(&sw->routes);
 	free(sw->ports);
@@ -324,7 +347,7 @@ int sw_route(const struct sw *sw, const struct pkt *p)
 
 static void count_drop(struct sw_port *port, int tc, enum sw_drop why)
 {
-	port->total[tc].drops[why]++;
+	port->cls[tc].c.drops[why]++;
 	port->seen |= (uint8_t)(1u << tc);
 }
 
@@ -334,40 +357,54 @@ static void drop(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, enu
 	pkt_put(sw->pool, p);
 }
 
-static void push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
+static bool ring_grow(struct sw_queue *q)
 {
-	struct sw_queue *q = &port->q[tc];
+	uint32_t cap = q->cap ? 2 * q->cap : 16;
+	struct sw_entry *r = malloc(cap * sizeof(*r));
 
-	p->next = NULL;
-	if (q->tail)
-		q->tail->next = p;
-	else
-		q->head = p;
-	q->tail = p;
+	if (!r)
+		return false;
+	for (uint32_t k = 0; k < q->n; k++)
+		r[k] = q->ring[(q->head + k) & (q->cap - 1)];
+	free(q->ring);
+	q->ring = r;
+	q->cap = cap;
+	q->head = 0;
+	return true;
+}
+
+/* Queue p (len bytes on the wire); false when out of memory. */
+static bool push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
+{
+	struct sw_queue *q = &port->cls[tc].q;
+
+	if (q->n == q->cap && !ring_grow(q))
+		return false;
+	q->ring[(q->head + q->n++) & (q->cap - 1)] = (struct sw_entry){p, len};
 	q->bytes += len;
 	port->nonempty |= (uint8_t)(1u << tc);
-	port->total[tc].enqueued++;
+	port->cls[tc].c.enqueued++;
 	port->seen |= (uint8_t)(1u << tc);
-	if (q->bytes > port->peak_ivl[tc])
-		port->peak_ivl[tc] = q->bytes;
-	if (q->bytes > port->peak[tc])
-		port->peak[tc] = q->bytes;
+	if (q->bytes > port->cls[tc].peak_ivl)
+		port->cls[tc].peak_ivl = (uint32_t)q->bytes;
+	if (q->bytes > port->cls[tc].peak)
+		port->cls[tc].peak = (uint32_t)q->bytes;
+	return true;
 }
 
 static struct pkt *pop(struct sw_port *port, int tc, uint32_t *lenp)
 {
-	struct sw_queue *q = &port->q[tc];
-	struct pkt *p = q->head;
-	uint32_t len = *lenp = wire_len(p);
-	q->head = p->next;
-	if (!q->head) {
-		q->tail = NULL;
+	struct sw_queue *q = &port->cls[tc].q;
+	struct sw_entry e = q->ring[q->head];
+	uint32_t len = *lenp = e.len;
+	struct pkt *p = e.p;
+
+	q->head = (q->head + 1) & (q->cap - 1);
+	if (!--q->n)
 		port->nonempty &= (uint8_t) ~(1u << tc);
-	}
-	p->next = NULL;
 	q->bytes -= len;
-	port->total[tc].dequeued++;
-	port->total[tc].bytes += len;
+	port->cls[tc].c.dequeued++;
+	port->cls[tc].c.bytes += len;
 	return p;
 }
 
@@ -387,7 +424,7 @@ static bool is_ect(uint8_t ecn)
  * EcnKmax x limit (and EcnPmax above), from the bytes already queued. */
 static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
 {
-	double q = (double)port->q[0].bytes, lo = sw->a.ecn_kmin * (double)port->limit,
+	double q = (double)port->cls[0].q.bytes, lo = sw->a.ecn_kmin * (double)port->limit,
 	       hi = sw->a.ecn_kmax * (double)port->limit, prob;
 
 	if (!is_ect(p->ecn) || q <= lo)
@@ -398,7 +435,7 @@ static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
 	if (prob <= 0 || (prob < 1 && rng_unit(&sw->rng) >= prob))
 		return;
 	p->ecn = WIRE_ECN_CE;
-	port->total[0].ecn_marked++;
+	port->cls[0].c.ecn_marked++;
 }
 
 static bool trimmable(const struct sw *sw, const struct pkt *p)
@@ -425,24 +462,27 @@ static void port_kick(struct sw_port *port, ps_t now);
 static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps_t now)
 {
 	uint32_t len = wire_len(p);
-
-	if (port->q[tc].bytes + len <= limit_of(sw, port, p)) {
+	if (port->cls[tc].q.bytes + len <= limit_of(sw, port, p)) {
 		if (tc == 0)
 			ecn_mark(sw, port, p);
-		push(port, tc, p, len);
 	} else if (!sw->trim_active || !trimmable(sw, p)) {
 		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
 		return;
 	} else {
-		port->total[tc].trimmed++;
+		port->cls[tc].c.trimmed++;
 		wire_trim(p);
 		p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
 		len = wire_len(p);
-		if (port->q[TC_TRIMMED].bytes + len > port->limit) {
-			drop(sw, port, TC_TRIMMED, p, SW_DROP_TRIM_QUEUE_FULL);
+		tc = TC_TRIMMED;
+		if (port->cls[tc].q.bytes + len > port->limit) {
+			drop(sw, port, tc, p, SW_DROP_TRIM_QUEUE_FULL);
 			return;
 		}
-		push(port, TC_TRIMMED, p, len);
+	}
+	/* A queue that cannot grow (out of memory) is full. */
+	if (!push(port, tc, p, len)) {
+		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
+		return;
 	}
 	port_kick(port, now);
 }
@@ -461,7 +501,7 @@ static int drr_pick(struct sw *sw, struct sw_port *port)
 	}
 	for (;;) {
 		int c = port->drr_cur;
-		uint32_t len = wire_len(port->q[c].head);
+		uint32_t len = port->cls[c].q.ring[port->cls[c].q.head].len;
 		if (port->drr_fresh) {
 			port->deficit[c] += sw->quantum[c];
 			port->drr_fresh = false;
@@ -516,7 +556,6 @@ static void port_free(void *arg, ps_t now);
 static void port_start(struct sw_port *port, ps_t now)
 {
 	struct sw *sw = port->sw;
-	const struct link_attrs *a = port->link->attrs;
 	enum sw_drop why = SW_DROP_COUNT;
 	int tc = pick_class(sw, port);
 	uint32_t len;
@@ -528,7 +567,7 @@ static void port_start(struct sw_port *port, ps_t now)
 	port->busy_until = now + serialization_time(port, len);
 	if (port->down)
 		why = SW_DROP_PORT_DOWN;
-	else if (a->ndown || a->ndrops || a->loss > 0) /* a clean link passes all */
+	else if (port->link_faults) /* a clean link passes every frame */
 		why = verdict_drop(link_verdict(port->link, p, now, port->busy_until));
 	if (why == SW_DROP_COUNT)
 		sw->host.transmit(sw->host.ctx, port->index, p, port->busy_until + port->delay);
@@ -575,7 +614,7 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 		return;
 	/* A cut fibre: what waits for the port is lost with it. */
 	for (int tc = 0; tc < SW_NUM_TC; tc++)
-		while (sp->q[tc].head) {
+		while (sp->cls[tc].q.n) {
 			uint32_t len;
 			drop(sw, sp, tc, pop(sp, tc, &len), SW_DROP_PORT_DOWN);
 		}
@@ -646,14 +685,14 @@ void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_
 
 static bool class_active(const struct sw_port *port, int tc)
 {
-	return memcmp(&port->total[tc], &port->last[tc], sizeof(port->total[tc])) ||
-	       port->q[tc].bytes;
+	return memcmp(&port->cls[tc].c, &port->last[tc], sizeof(port->cls[tc].c)) ||
+	       port->cls[tc].q.bytes;
 }
 
 static void stats_row(struct sw *sw, struct sw_port *port, int tc, ps_t now)
 {
 	struct csv *c = sw->stats;
-	const struct sw_counters *t = &port->total[tc], *l = &port->last[tc];
+	const struct sw_counters *t = &port->cls[tc].c, *l = &port->last[tc];
 
 	csv_u64(c, now);
 	csv_str(c, sw->name);
@@ -663,13 +702,13 @@ static void stats_row(struct sw *sw, struct sw_port *port, int tc, ps_t now)
 #define SW_COUNTER_CELL(f) csv_u64(c, t->f - l->f);
 	SW_COUNTER_FIELDS(SW_COUNTER_CELL)
 #undef SW_COUNTER_CELL
-	csv_u64(c, port->peak_ivl[tc]);
-	csv_u64(c, port->q[tc].bytes);
+	csv_u64(c, port->cls[tc].peak_ivl);
+	csv_u64(c, port->cls[tc].q.bytes);
 	for (int d = 0; d < SW_DROP_COUNT; d++)
 		csv_u64(c, t->drops[d] - l->drops[d]);
 	csv_end(c);
 	port->last[tc] = *t;
-	port->peak_ivl[tc] = port->q[tc].bytes;
+	port->cls[tc].peak_ivl = (uint32_t)port->cls[tc].q.bytes;
 }
 
 static void stats_rows(struct sw *sw, ps_t now, bool final)
@@ -698,7 +737,7 @@ void sw_finish(struct sw *sw, ps_t now)
 
 static uint64_t counter_of(const struct sw_port *port, int tc, const char *name)
 {
-	const struct sw_counters *c = &port->total[tc];
+	const struct sw_counters *c = &port->cls[tc].c;
 
 #define SW_COUNTER_GET(f)                                                                          \
 	if (!strcmp(name, #f))                                                                     \
@@ -706,7 +745,7 @@ static uint64_t counter_of(const struct sw_port *port, int tc, const char *name)
 	SW_COUNTER_FIELDS(SW_COUNTER_GET)
 #undef SW_COUNTER_GET
 	if (!strcmp(name, "max_queue_bytes"))
-		return port->peak[tc];
+		return port->cls[tc].peak;
 	if (!strncmp(name, "drop_", 5))
 		for (int d = 0; d < SW_DROP_COUNT; d++)
 			if (!strcmp(name + 5, drop_names[d]))
@@ -760,7 +799,7 @@ uint64_t sw_queue_bytes(const struct sw *sw, int port, int tc)
 {
 	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
 		return 0;
-	return sw->ports[port].q[tc].bytes;
+	return sw->ports[port].cls[tc].q.bytes;
 }
 
 uint64_t sw_queue_limit(const struct sw *sw, int port)

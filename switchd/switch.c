@@ -95,25 +95,29 @@ struct sw_port {
 	struct sw_counters last[SW_NUM_TC]; /* at the last stats row */
 };
 
+/* What every frame reads comes first, a cache line for forwarding and one
+ * for the attributes (classification, admission, ECN). */
 struct sw {
-	char name[TOPO_NAME_MAX];
-	const struct topology *t;
-	int node;
-	struct switch_attrs a; /* EgressQueueLimit unresolved: see ports */
-	uint64_t seed;	       /* of the ECMP hash */
-	uint8_t mac[6];
-	struct events *ev;
+	_Alignas(64) struct routes routes;
+	uint64_t seed; /* of the ECMP hash */
+	struct sw_port *ports;
 	struct pkt_pool *pool;
+	_Alignas(64) struct switch_attrs a; /* EgressQueueLimit unresolved: see ports */
+	struct events *ev;
 	struct sw_host host;
-	struct csv *stats;
-	struct rng rng; /* ECN marking */
-	struct routes routes;
+	uint8_t mac[6];
 	bool trim_active;
 	bool icrc;	     /* frames from the NICs carry an ICRC */
 	uint64_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
-	struct sw_port *ports;
+	struct rng rng;	     /* ECN marking */
+	uint64_t rx_frames;
+
+	char name[TOPO_NAME_MAX];
+	const struct topology *t;
+	int node;
 	int nports;
-	uint64_t rx_frames, rx_drop_payload, rx_drop_wire[WIRE_ERROR_COUNT];
+	struct csv *stats;
+	uint64_t rx_drop_payload, rx_drop_wire[WIRE_ERROR_COUNT];
 };
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -244,7 +248,9 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 			 n->name);
 		return NULL;
 	}
-	sw = calloc(1, sizeof(*sw));
+	sw = aligned_alloc(_Alignof(struct sw), sizeof(*sw));
+	if (sw)
+		memset(sw, 0, sizeof(*sw));
 	if (sw) {
 		sw->t = prm->topo;
 		sw->node = prm->node;

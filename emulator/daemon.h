@@ -121,6 +121,12 @@ struct daemon_engine {
 	void (*finish)(void *ctx, ps_t now);
 };
 
+/* lateness-<node>.csv (daemon protocol, Records). */
+extern const char DAEMON_LATENESS_HEADER[];
+
+/* Packets per slab of the pool, and so received-frame slots per slab. */
+#define DAEMON_RX_SLAB 1024
+
 /* SCHED_FIFO priority of a daemon's loop, when the system allows it. */
 #define DAEMON_RT_PRIORITY 10
 

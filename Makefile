@@ -7,8 +7,9 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SANITIZE ?=
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SANITIZE)
-LDFLAGS  += $(SANITIZE)
+# `override` keeps these when CFLAGS comes from the command line (make check).
+override CFLAGS += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SANITIZE)
+override LDFLAGS += $(SANITIZE)
 
 # The libraries we use (ARCHITECTURE.md, Dependencies).  libev has no
 # pkg-config file.  When something is missing, scripts/install-deps puts it
@@ -23,7 +24,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs libpcap inih 2>/dev/null) -lev -lm
 CMOCKA     := $(shell pkg-config --libs cmocka 2>/dev/null)
-CFLAGS     += $(PKG_CFLAGS)
+override CFLAGS += $(PKG_CFLAGS)
 
 MAINS    := emulator/mrcemu.c nicd/main.c switchd/main.c
 LIB_SRCS := $(filter-out $(MAINS),$(wildcard emulator/*.c nicd/*.c switchd/*.c pcap/*.c))

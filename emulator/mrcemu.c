@@ -44,7 +44,7 @@ static const char usage_sim[] =
     "                     lua_script:pcap/mrc.lua)\n"
     "  -s, --seed N       the random seed (overrides [emulation] seed)\n"
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: when every\n"
-    "                     message has completed or failed\n"
+    "                     message has completed or failed, or at 1 s at the latest\n"
     "  -q, --quiet        no summary\n"
     "  -h, --help         this text\n"
     "\n"

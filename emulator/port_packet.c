@@ -230,8 +230,8 @@ static bool pp_setup(struct port_packet *pp, int ifindex, char *err, size_t errl
 		return pp_fail(pp, "PACKET_VERSION", err, errlen);
 	if (setsockopt(pp->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)))
 		return pp_fail(pp, "PACKET_IGNORE_OUTGOING", err, errlen);
-	/* veth has no qdisc worth keeping; frames go straight to the driver. */
-	setsockopt(pp->fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	/* No PACKET_QDISC_BYPASS: it would also bypass the taps, and tcpdump
+	 * on a port must see what the daemon sends (mission: tap any link). */
 	if (setsockopt(pp->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
 		return pp_fail(pp, "PACKET_RX_RING", err, errlen);
 	pp->ring_len = (size_t)RX_BLOCK_SIZE * RX_BLOCKS;

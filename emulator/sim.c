@@ -418,12 +418,18 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 /* Without a stop time the loop need not look ahead: events_next costs a
  * scan of the wheel's earliest slot whenever `ready` is empty, a tenth of
  * a fabric run (scripts/bench-fabric). */
-static void run_loop(struct sim *s, ps_t until)
+static void run_loop(struct sim *s, ps_t until, bool *capped)
 {
 	while (!driver_done(&s->driver)) {
 		if (!until) {
 			if (!events_run_one(s->q))
 				break;
+			/* A message that can never complete (a link down for
+			 * good, no retry budget) must not run forever. */
+			if (events_now(s->q) >= SIM_DEFAULT_LIMIT) {
+				*capped = true;
+				break;
+			}
 			continue;
 		}
 		ps_t next = events_next(s->q);
@@ -523,7 +529,11 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 		goto out;
 	}
 	driver_start(&s.driver);
-	run_loop(&s, o->until ? o->until : s.t->emu.until);
+	run_loop(&s, o->until ? o->until : s.t->emu.until, &r->capped);
+	if (r->capped)
+		fprintf(report, "mrcemu: stopped at %llu s of virtual time with messages still open; "
+				"set until (or --until) to run longer\n",
+			(unsigned long long)(SIM_DEFAULT_LIMIT / PS_PER_S));
 	r->end = events_now(s.q);
 	r->events = events_executed(s.q);
 	r->messages = s.w.count;

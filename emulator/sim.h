@@ -10,6 +10,10 @@
 
 #include "time.h"
 
+/* Without `until`, a run stops when every message has completed or failed,
+ * or at this virtual time at the latest. */
+#define SIM_DEFAULT_LIMIT (1 * PS_PER_S)
+
 struct sim_options {
 	const char *topology; /* the topology file */
 	const char *outdir;   /* NULL: out/<emulation name> */
@@ -29,6 +33,7 @@ struct sim_result {
 	uint64_t switch_trims, switch_drops; /* trimmed; dropped at queues, TTL, routes */
 	ps_t fct_p50, fct_p99, fct_max;
 	ps_t end;
+	bool capped; /* stopped at SIM_DEFAULT_LIMIT */
 	double cpu_seconds;
 	char outdir[4096];
 };

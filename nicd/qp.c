@@ -190,6 +190,8 @@ void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_event(nic, now, "QP_CLOSED", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
 		  sq->bytes);
 	nic_turn_remove(sq->group, sq);
+	/* What it retired may have opened the window for the others. */
+	nic_sched_update(nic, sq->group);
 	nic_group_put(nic, sq->group);
 	hmap_del(&nic->send_qps, sq->qpn);
 	free(sq->ring);
@@ -213,6 +215,7 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	events_cancel(nic->ev, sq->rerequest);
 	sq->rtx_head = sq->rtx_tail = NULL;
 	nic_turn_remove(sq->group, sq);
+	nic_sched_update(nic, sq->group);
 	sq->rtx_pending = 0;
 	nic_event(nic, now, "QP_ERROR", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
 		  sq->bytes);

@@ -43,6 +43,7 @@ TOOLS     := $(TOOLS_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
 # Quiet unless V=1: one line a file, and only when there is work.
 Q := $(if $(V),,@)
 .PHONY: all test check demo bench clean install
+.SECONDARY: # keep test objects between builds
 all: $(BINS) $(TESTS) $(TOOLS)
 
 $(BUILD)/obj/%.o: %.c

@@ -544,6 +544,29 @@ static void test_segmentation(void **state)
 	scenario_free(s);
 }
 
+/* Seed, The transmit scheduler: the QPs of a group take turns; a hundred
+ * concurrent messages to one peer share one window, and every one of them
+ * completes, verified, as the others finish and free the window. */
+static void test_hundred_messages_one_group(void **state)
+{
+	char w[4096];
+	size_t n = 0;
+	struct scenario *s;
+	const struct table *msg;
+
+	(void)state;
+	for (int i = 1; i <= 100; i++)
+		n += (size_t)snprintf(w + n, sizeof(w) - n, "%d,0ns,h0,h1,64KiB,\n", i);
+	s = scenario_b2b("MonitorEnabled = false", NULL, w);
+	assert_int_equal(scenario_run(s), 0);
+	msg = messages(s);
+	assert_int_equal(msg->nrows, 100);
+	for (size_t r = 0; r < msg->nrows; r++)
+		assert_string_equal(table_cell(msg, r, "verified"), "true");
+	assert_int_equal(scenario_counter(s, "h0", "tx_data_pkts"), 100 * 16);
+	scenario_free(s);
+}
+
 /* ARCHITECTURE.md, Determinism: two runs of one topology write
  * byte-identical records. */
 static void test_deterministic_records(void **state)
@@ -582,6 +605,7 @@ int main(void)
 	    cmocka_unit_test(test_new_group_when_nothing_open),
 	    cmocka_unit_test(test_rtt_samples),
 	    cmocka_unit_test(test_segmentation),
+	    cmocka_unit_test(test_hundred_messages_one_group),
 	    cmocka_unit_test(test_deterministic_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

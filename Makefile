@@ -15,8 +15,7 @@ override LDFLAGS += $(SANITIZE)
 # pkg-config file.  When something is missing, scripts/install-deps puts it
 # there first, so a fresh Debian machine needs only `make test`.
 PKGS := libpcap inih cmocka
-DEPS_OK := $(shell pkg-config --exists $(PKGS) 2>/dev/null && test -f /usr/include/ev.h && \
-	command -v tshark >/dev/null && echo yes)
+DEPS_OK := $(shell ./scripts/install-deps --check && echo yes)
 ifneq ($(DEPS_OK),yes)
   $(info mrcemu: installing missing dependencies with scripts/install-deps)
   $(shell ./scripts/install-deps >&2)

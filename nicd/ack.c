@@ -37,19 +37,22 @@ void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 	nic_port_send(nic, p, true, now);
 }
 
-static bool held_bit(const struct nic_qp_recv *rq, uint64_t idx)
-{
-	uint64_t b = idx & rq->held_mask;
-	return rq->held[b / 64] >> (b % 64) & 1;
-}
-
+/* The held bits of PSNs base .. base + 63 (base >= the next expected PSN),
+ * read as two words of the ring; the ring has at least MaxPSNRange + 1
+ * bits and nothing is held at or beyond `limit`, so bits past it (which the
+ * ring aliases to earlier PSNs) are masked off. */
 static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64_t limit)
 {
-	uint64_t bits = 0;
+	uint64_t words = (rq->held_mask + 1) / 64, b = base & rq->held_mask;
+	uint64_t w = b / 64, o = b % 64, bits;
 
-	for (unsigned i = 0; i < 64 && base + i < limit; i++)
-		if (base + i >= rq->next_expected && held_bit(rq, base + i))
-			bits |= 1ULL << i;
+	if (base >= limit)
+		return 0;
+	bits = rq->held[w] >> o;
+	if (o)
+		bits |= rq->held[(w + 1) % words] << (64 - o);
+	if (limit - base < 64)
+		bits &= (1ULL << (limit - base)) - 1;
 	return bits;
 }
 

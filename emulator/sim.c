@@ -73,6 +73,8 @@ struct sim {
 	struct csv *switch_stats;
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
+	bool progress;     /* a progress line on stderr (a terminal, not -q) */
+	double progress_at; /* CPU time of the next line */
 };
 
 /* ---- links -------------------------------------------------------------- */
@@ -415,12 +417,38 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 	}
 }
 
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* INTERFACES.md: a long run shows its progress on a terminal. */
+static void progress(struct sim *s, bool last)
+{
+	static const double every = 0.5; /* seconds of CPU */
+	double now;
+	char t[32];
+
+	if (!s->progress || (!last && (now = cpu_now()) < s->progress_at))
+		return;
+	if (!last)
+		s->progress_at = now + every;
+	fprintf(stderr, "\r  virtual %s  messages %llu/%llu  events %llu%s",
+		time_format(events_now(s->q), t, sizeof(t)),
+		(unsigned long long)s->driver.sends_finished, (unsigned long long)s->driver.sends,
+		(unsigned long long)events_executed(s->q), last ? "\n" : "");
+}
+
 /* Without a stop time the loop need not look ahead: events_next costs a
  * scan of the wheel's earliest slot whenever `ready` is empty, a tenth of
  * a fabric run (scripts/bench-fabric). */
 static void run_loop(struct sim *s, ps_t until, bool *capped)
 {
-	while (!driver_done(&s->driver)) {
+	for (uint64_t n = 1; !driver_done(&s->driver); n++) {
+		if ((n & 0xFFFF) == 0)
+			progress(s, false);
 		if (!until) {
 			if (!events_run_one(s->q))
 				break;
@@ -437,6 +465,8 @@ static void run_loop(struct sim *s, ps_t until, bool *capped)
 			break;
 		events_run_one(s->q);
 	}
+	if (s->progress_at)
+		progress(s, true);
 }
 
 static void sim_free(struct sim *s)
@@ -477,12 +507,6 @@ static bool close_records(struct sim *s)
 	return ok;
 }
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static bool sim_load(struct sim *s, const struct sim_options *o, FILE *report)
 {
@@ -512,6 +536,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	if (!sim_load(&s, o, report))
 		goto out;
 	s.capture = o->capture || s.t->emu.capture;
+	s.progress = !o->quiet && isatty(STDERR_FILENO);
 	if (o->outdir)
 		snprintf(r->outdir, sizeof(r->outdir), "%s", o->outdir);
 	else

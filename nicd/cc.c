@@ -1,31 +1,302 @@
-/* nicd/cc.c — congestion control of a QP group (PROTOCOL.md §5).
+/* nicd/cc.c — congestion control of a QP group: MRC's NSCC (PROTOCOL.md
+ * §5; seed, The congestion window, How the window responds to each SACK,
+ * Loss reactions, Base RTT).
  *
- * The engine calls these hooks on each SACK, loss and trim NACK; the
- * window itself gates fetches in tx.c.  CongestionControl=None keeps cwnd
- * at MaxCongestionWindow.  NSCC's rules are not implemented yet: nic_new
- * says so once and runs NSCC configurations with the fixed window. */
+ * The engine calls these hooks on each SACK, SACK-gap loss, timeout and
+ * trim NACK; the window itself gates fetches in tx.c.  CongestionControl
+ * None keeps cwnd at MaxCongestionWindow and ignores every hook.
+ *
+ * Where §5 leaves a detail open, the choice is UEC's NSCC as its reference
+ * simulator runs it (htsim, uec.cpp: updateCwndOnAck_NSCC, fast_increase,
+ * fulfill_adjustment, quick_adapt); each such place says so.  Every change
+ * of cwnd goes through cwnd_set, which keeps it in [Min, Max], records it
+ * in mrc-cc.csv with its cause, and offers a grown window to the
+ * transmit scheduler. */
+#include "../emulator/config.h"
 #include "nic_impl.h"
 
-void nic_cc_init(struct nic *nic, struct nic_group *g)
+#define NSCC_REF_BDP	     150000.0	      /* bytes: 100 Gbps x 12 µs (§5) */
+#define NSCC_REF_RTT	     (12 * PS_PER_US) /* scaling_b = target / 12 µs */
+#define NSCC_GAMMA	     0.8	      /* γ */
+#define NSCC_MAX_MD_JUMP     0.5	      /* max_md_jump */
+#define NSCC_DELAY_WEIGHT    0.0125	      /* avg_delay EWMA weight */
+#define NSCC_QA_GATE	     3		      /* qa_gate */
+#define NSCC_ADJUST_UNITS    8		      /* fulfil every 8 units acknowledged */
+#define NSCC_NEAR_ZERO_DELAY PS_PER_US	      /* "≈ 0": below 1 µs, as UEC */
+
+/* §5's parameters from the attributes.  The unit is MSS + 60 whatever
+ * RTTTimestampMode is (seed: "the unit of the window's floor and of
+ * MaxCongestionWindow stays MSS + 60 bytes"). */
+struct nscc_params {
+	double unit;	 /* bytes */
+	double a, b;	 /* scaling_a, scaling_b */
+	double fi;	 /* bytes: inc_bytes += fi x acked */
+	double fi_scale; /* cwnd += fi_scale x acked */
+	double eta;	 /* bytes, once per base_rtt */
+	double alpha;	 /* bytes per ps: inc_bytes += α x acked x (target - delay) */
+	ps_t target;
+};
+
+static void nscc_params(const struct nic *nic, struct nscc_params *p)
 {
-	g->cwnd = nic->a.cc == CC_NONE ? nic->a.max_cwnd : nic->a.initial_cwnd;
-	if (nic->a.cc == CC_NSCC)
-		g->cwnd = nic->a.max_cwnd;
-	nic_cwnd_seen(nic, g, "new_group", 0);
+	const struct nic_attrs *a = &nic->a;
+
+	p->unit = config_nic_unit(a);
+	p->target = a->target_queue_delay;
+	p->a = (double)config_nic_bdp(a) / NSCC_REF_BDP;
+	p->b = (double)p->target / NSCC_REF_RTT;
+	p->fi = 5 * p->unit * p->a;
+	p->fi_scale = 0.25 * p->a;
+	p->eta = 0.15 * p->unit * p->a;
+	p->alpha = 4 * p->unit * p->a * p->b / (double)p->target;
 }
 
+/* Set cwnd to `want` for `cause`.  The decreases floor themselves at Min
+ * as §5 writes each of them; an increase that would pass a bound (§5:
+ * "clamp to [MinCongestionWindow, MaxCongestionWindow]") stops at it and
+ * is recorded as a clamp.  So no record ever shows cwnd outside the
+ * bounds, and cwnd is never 0 (Min is at least 1 byte). */
+static void cwnd_set(struct nic *nic, struct nic_group *g, double want, const char *cause, ps_t now)
+{
+	uint64_t lo = nic->a.min_cwnd, hi = nic->a.max_cwnd, v;
+	bool grew;
+
+	if (want < (double)lo) {
+		v = lo;
+		cause = "clamp";
+	} else if (want > (double)hi) {
+		v = hi;
+		cause = "clamp";
+	} else {
+		v = (uint64_t)want;
+	}
+	if (v == g->cwnd)
+		return;
+	grew = v > g->cwnd;
+	g->cwnd = v;
+	nic_cwnd_seen(nic, g, cause, now);
+	if (grew)
+		nic_sched_update(nic, g);
+}
+
+/* §5: a new group starts at InitialCongestionWindow with base_rtt =
+ * ConfigBaseRTT; its adjustment period starts now.  The quick-adapt period
+ * starts with the group's first SACK or trim NACK, as UEC's does, so that
+ * the round trip before any feedback is not counted as a slow period. */
+void nic_cc_init(struct nic *nic, struct nic_group *g)
+{
+	ps_t now = events_now(nic->ev);
+
+	g->cwnd = nic->a.cc == CC_NONE ? nic->a.max_cwnd : nic->a.initial_cwnd;
+	g->base_rtt = nic->a.config_base_rtt;
+	g->avg_delay = 0;
+	g->inc_bytes = 0;
+	g->adjust_bytes = 0;
+	g->achieved_bytes = 0;
+	g->fi_count = 0;
+	g->fast_increasing = false;
+	g->last_adjust = now;
+	g->last_decrease = 0;
+	g->decreased = false;
+	g->qa_end = 0;
+	g->qa_started = false;
+	g->qa_trigger = false;
+	nic_cwnd_seen(nic, g, "new_group", now);
+}
+
+/* §5: base_rtt = min(base_rtt, sample); delay = sample - base_rtt;
+ * avg_delay is its EWMA (weight 0.0125).  A SACK without a sample (0)
+ * counts at the average delay and leaves the average alone, as UEC does
+ * for an acknowledgement without a valid timestamp. */
+static double take_sample(struct nic_group *g, ps_t rtt)
+{
+	double delay;
+
+	if (!rtt)
+		return g->avg_delay;
+	if (rtt < g->base_rtt)
+		g->base_rtt = rtt;
+	delay = (double)(rtt - g->base_rtt);
+	g->avg_delay = NSCC_DELAY_WEIGHT * delay + (1 - NSCC_DELAY_WEIGHT) * g->avg_delay;
+	return delay;
+}
+
+/* §5 quick adapt, "at most once per base_rtt + target".  Periods of
+ * base_rtt + target follow one another from the group's first feedback;
+ * achieved_bytes counts the bytes acknowledged in the current one.  A trim
+ * NACK asks for quick adapt; the request is judged on the period it came
+ * in, when that period ends (at the first SACK or trim NACK after it, as in
+ * UEC's quick_adapt; a NACK that ends a period belongs to the next): if
+ * fewer than MaxCongestionWindow >> qa_gate bytes were acknowledged in it,
+ * cwnd = max(achieved_bytes, Min).  achieved_bytes counts what SACKs report
+ * (the received-bytes deltas), as UEC counts newly received bytes.  Unlike
+ * UEC the request does not outlive its period, so a trim never cuts the
+ * window of a later, quiet period (such as a message's tail).  Returns true
+ * when it ran; like UEC, the pending increase is then dropped and that SACK
+ * runs no other rule. */
+static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
+			bool trim, ps_t now)
+{
+	bool ran = false;
+
+	if (g->qa_started && now <= g->qa_end) {
+		g->qa_trigger |= trim;
+		return false;
+	}
+	if (g->qa_started && g->qa_trigger && g->achieved_bytes < nic->a.max_cwnd >> NSCC_QA_GATE) {
+		uint64_t w =
+		    g->achieved_bytes > nic->a.min_cwnd ? g->achieved_bytes : nic->a.min_cwnd;
+		cwnd_set(nic, g, (double)w, "quick_adapt", now);
+		g->inc_bytes = 0;
+		g->adjust_bytes = 0;
+		ran = true;
+	}
+	g->qa_trigger = trim;
+	g->qa_started = true;
+	g->achieved_bytes = 0;
+	g->qa_end = now + g->base_rtt + p->target;
+	return ran;
+}
+
+/* §5, no mark and delay < target: fast increase when the delay has stayed
+ * ≈ 0 (under 1 µs, UEC's threshold) over a whole window of acknowledged
+ * bytes, and on every such SACK after that until the delay rises; else
+ * proportional increase.  UEC's fast_increase and proportional_increase. */
+static void low_delay_increase(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
+			       uint64_t acked, double delay, ps_t now)
+{
+	if (delay < NSCC_NEAR_ZERO_DELAY) {
+		g->fi_count += acked;
+		if (g->fast_increasing || g->fi_count >= g->cwnd) {
+			g->fast_increasing = true;
+			cwnd_set(nic, g, (double)g->cwnd + p->fi_scale * (double)acked,
+				 "fast_increase", now);
+			return;
+		}
+	} else {
+		g->fi_count = 0;
+	}
+	g->fast_increasing = false;
+	g->inc_bytes += p->alpha * (double)acked * ((double)p->target - delay);
+}
+
+/* §5, mark and delay >= target: cwnd x= max(1 - γ (avg_delay - target) /
+ * avg_delay, max_md_jump), at most once per base_rtt.  The factor is below
+ * 1 only while avg_delay > target; like UEC, there is no decrease
+ * otherwise (the formula would grow the window). */
+static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
+				    const struct nscc_params *p, ps_t now)
+{
+	double avg = g->avg_delay, f, want;
+
+	g->fi_count = 0;
+	g->fast_increasing = false;
+	if (avg <= (double)p->target || (g->decreased && now - g->last_decrease <= g->base_rtt))
+		return;
+	f = 1 - NSCC_GAMMA * (avg - (double)p->target) / avg;
+	if (f < NSCC_MAX_MD_JUMP)
+		f = NSCC_MAX_MD_JUMP;
+	want = (double)g->cwnd * f;
+	cwnd_set(nic, g, want < (double)nic->a.min_cwnd ? (double)nic->a.min_cwnd : want,
+		 "multiplicative_decrease", now);
+	g->last_decrease = now;
+	g->decreased = true;
+}
+
+/* §5: fulfil the adjustment every 8 units of acknowledged bytes or once per
+ * base_rtt: cwnd += inc_bytes / cwnd, then η once per base_rtt (UEC's
+ * fulfill_adjustment: more than 8 units, or more than base_rtt since the
+ * last η; η when at least base_rtt has passed). */
+static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
+			      ps_t now)
+{
+	ps_t since = now > g->last_adjust ? now - g->last_adjust : 0;
+
+	if (g->adjust_bytes <= NSCC_ADJUST_UNITS * p->unit && since <= g->base_rtt)
+		return;
+	cwnd_set(nic, g, (double)g->cwnd + g->inc_bytes / (double)g->cwnd, "adjust", now);
+	if (since >= g->base_rtt) {
+		cwnd_set(nic, g, (double)g->cwnd + p->eta, "eta", now);
+		g->last_adjust = now;
+	}
+	g->inc_bytes = 0;
+	g->adjust_bytes = 0;
+}
+
+/* §5, on each SACK (a cumulative ACK runs none of this): `acked` is the
+ * received-bytes delta (x256), `rtt` the sample (0 = none), `ecn` the
+ * SACK's M = skip-once (the packet arrived CE-marked).  The products
+ * fi x acked and α x acked x (target - delay) are in bytes x bytes, so
+ * that inc_bytes / cwnd is in bytes: per window of acknowledged bytes,
+ * fair increase adds fi and proportional increase α (target - delay)
+ * (UEC's units). */
 void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t rtt, bool ecn,
 		    ps_t now)
 {
-	(void)nic, (void)g, (void)acked, (void)rtt, (void)ecn, (void)now;
+	struct nscc_params p;
+	double delay;
+
+	if (nic->a.cc != CC_NSCC)
+		return;
+	nscc_params(nic, &p);
+	delay = take_sample(g, rtt);
+	if (quick_adapt(nic, g, &p, false, now)) {
+		g->achieved_bytes += acked;
+		return;
+	}
+	g->achieved_bytes += acked;
+	g->adjust_bytes += acked;
+	if (!ecn && delay >= (double)p.target) {
+		/* Fair increase.  The delay is no longer ≈ 0, so the window
+		 * of low delay that fast increase needs starts over (UEC
+		 * restarts it only on the next low-delay SACK). */
+		g->fi_count = 0;
+		g->fast_increasing = false;
+		g->inc_bytes += p.fi * (double)acked;
+	} else if (!ecn) {
+		low_delay_increase(nic, g, &p, acked, delay, now);
+	} else if (delay >= (double)p.target) {
+		multiplicative_decrease(nic, g, &p, now);
+	}
+	/* mark and delay < target: nothing (the path is passed over once). */
+	fulfil_adjustment(nic, g, &p, now);
+}
+
+/* §5 loss reactions: a SACK-gap loss or a timeout takes the packet's
+ * nominal size off cwnd, down to Min. */
+static void loss(struct nic *nic, struct nic_group *g, uint32_t nominal, const char *cause,
+		 ps_t now)
+{
+	uint64_t lo = nic->a.min_cwnd;
+
+	if (nic->a.cc != CC_NSCC)
+		return;
+	cwnd_set(nic, g, g->cwnd > lo + nominal ? (double)(g->cwnd - nominal) : (double)lo, cause,
+		 now);
 }
 
 void nic_cc_on_loss(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now)
 {
-	(void)nic, (void)g, (void)nominal, (void)now;
+	loss(nic, g, nominal, "loss", now);
 }
 
-void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t now)
+void nic_cc_on_timeout(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now)
 {
-	(void)nic, (void)g, (void)now;
+	loss(nic, g, nominal, "timeout", now);
+}
+
+/* §5: a TRIMMED or TRIMMED_LASTHOP NACK runs quick adapt.  Its RTT sample
+ * (service time 0, seed: RTT measurement) lowers base_rtt like any other
+ * (seed: congestion control uses the samples of SACKs and NACKs for its
+ * base RTT); it does not feed avg_delay, which §5 takes from SACKs. */
+void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t rtt, ps_t now)
+{
+	struct nscc_params p;
+
+	if (nic->a.cc != CC_NSCC)
+		return;
+	nscc_params(nic, &p);
+	if (rtt && rtt < g->base_rtt)
+		g->base_rtt = rtt;
+	quick_adapt(nic, g, &p, true, now);
 }

@@ -153,6 +153,21 @@ struct nic_group {
 	bool on_list;
 	bool keyed;		       /* in nic->groups (QPGroupsEnabled) */
 	struct nic_group *prev, *next; /* the ready list */
+
+	/* NSCC state (cc.c, PROTOCOL.md §5); cwnd and inflight are above. */
+	ps_t base_rtt;		 /* min RTT sample, from ConfigBaseRTT */
+	double avg_delay;	 /* ps: EWMA of sample - base_rtt */
+	double inc_bytes;	 /* bytes x bytes, fulfilled as inc_bytes / cwnd */
+	uint64_t adjust_bytes;	 /* acknowledged since the last adjustment */
+	uint64_t achieved_bytes; /* acknowledged in this quick-adapt period */
+	uint64_t fi_count;	 /* acknowledged while the delay stayed ~ 0 */
+	ps_t last_adjust;	 /* last η (the adjustment period) */
+	ps_t last_decrease;	 /* last multiplicative decrease */
+	ps_t qa_end;		 /* end of this quick-adapt period */
+	bool fast_increasing;	 /* fast increase runs until the delay rises */
+	bool decreased;		 /* last_decrease is set */
+	bool qa_started;	 /* quick-adapt periods run (first feedback) */
+	bool qa_trigger;	 /* a trim NACK came in this period */
 };
 
 /* Spraying state of one destination (PROTOCOL.md §6). */
@@ -289,7 +304,8 @@ void nic_cc_init(struct nic *nic, struct nic_group *g);
 void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t rtt, bool ecn,
 		    ps_t now);
 void nic_cc_on_loss(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now);
-void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t now);
+void nic_cc_on_timeout(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now);
+void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t rtt, ps_t now);
 
 /* stats.c — counters and records */
 void nic_stats_start(struct nic *nic);

@@ -268,7 +268,7 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 	nic_timer_stop(nic, s);
 	nic_seg_leave_flight(nic, sq, s);
 	if (n->code != WIRE_NACK_PSN_OOR_WINDOW)
-		nic_cc_on_trim_nack(nic, sq->group, now);
+		nic_cc_on_trim_nack(nic, sq->group, rtt, now);
 	s->sched_k = 1;
 	nic->c.retx_nack++;
 	nic_rtx_queue(nic, sq, s, RTX_NACK, now);
@@ -331,7 +331,7 @@ static void timer_fire(void *arg, ps_t now)
 	s->timeouts++;
 	s->sched_k++;
 	nic_seg_leave_flight(nic, sq, s);
-	nic_cc_on_loss(nic, sq->group, nic_seg_nominal(nic, s->len), now);
+	nic_cc_on_timeout(nic, sq->group, nic_seg_nominal(nic, s->len), now);
 	nic->c.retx_timeout++;
 	nic_rtx_queue(nic, sq, s, RTX_TIMEOUT, now);
 	nic_tx_pass(nic, now);

@@ -3,26 +3,33 @@
  *
  * Shape.  Time is cut into granules of 2^10 ps (1.024 ns).  The granule
  * being worked on, `cur`, and everything at or before it sit in a small
- * binary heap, `ready`, ordered exactly by (time, key, sequence).  Later
- * events sit in a wheel of 7 levels: level L holds the events whose time
- * first differs from `cur` in bits 10+8L .. 17+8L, in the slot named by those
- * bits (256 slots; level 6 covers bits 58..63 with 64 of them), so the whole
- * 64-bit range fits and no overflow list is needed.  Because a level's
- * events all agree with `cur` above that level and exceed it within it, the
- * earliest wheel event is in the lowest non-empty level, in its lowest
- * non-empty slot — found with a bitmap, never by turning the wheel slot by
- * slot.  Taking a slot moves `cur` to the slot's start and re-files its
- * events one level down (or into `ready`); each event is filed at most once
- * per level.
+ * binary heap, `ready`, ordered exactly by (time, key, sequence); its entries
+ * carry those three inline, so ordering never reads a node.  Later events sit
+ * in a wheel of 5 levels: level L holds the events whose time first differs
+ * from `cur` in bits 10+12L .. 21+12L, in the slot named by those bits (4,096
+ * slots; level 4 covers bits 58..63 with 64 of them), so the whole 64-bit
+ * range fits and no overflow list is needed.  Level 0 spans 4.2 us of
+ * one-granule slots: most events (serialization ends, PCIe completions, link
+ * arrivals 1 us ahead) are filed there at once and move only into `ready`;
+ * retransmission timers (150 us) wait in level 1 and are mostly cancelled
+ * there.  Because a level's events all agree with `cur` above that level and
+ * exceed it within it, the earliest wheel event is in the lowest non-empty
+ * level, in its lowest non-empty slot — found with two words of bitmap,
+ * never by turning the wheel slot by slot.  Taking a slot moves `cur` to the
+ * slot's start and re-files its events one level down or more (or into
+ * `ready`); each event is filed at most once per level.
  *
  * `cur` only moves forward, and only as far as the earliest pending slot
  * that is due; an event scheduled later at a time before `cur` goes straight
  * into `ready`, which is correct because everything in `ready` precedes
  * everything in the wheel.
  *
- * Events live in slabs of nodes on a free list: no allocation per event.  An
- * id is (generation << 32) | (index + 1); a node's generation moves on when
- * its event runs or is cancelled, so stale ids are refused. */
+ * Events live in one array of 64-byte nodes on a free list, linked by index:
+ * no allocation per event.  An id is (generation << 32) | index (node 0 is
+ * never used, so no id is 0); a node's generation moves on when its event
+ * runs or is cancelled, so stale ids are refused.  Cancelling an event in
+ * `ready` leaves its entry there, dead (the node's state or sequence no
+ * longer match), until it reaches the top; the top is always live. */
 #include "events.h"
 
 #include <stdio.h>
@@ -30,32 +37,41 @@
 #include <string.h>
 
 #define GRANULE_BITS 10
-#define LEVEL_BITS   8
-#define LEVELS	     7
-#define SLOTS	     (1u << LEVEL_BITS)
-#define SLAB_NODES   1024u
+#define SLOT_BITS    12
+#define LEVELS	     5 /* 10 + 5 x 12 >= 64 */
+#define SLOTS	     (1u << SLOT_BITS)
+#define WORDS	     (SLOTS / 64)
+#define NIL	     0u /* no node: node 0 is never handed out */
+#define MAX_NODES    UINT32_MAX
 
 enum node_state { NODE_FREE, NODE_WHEEL, NODE_READY };
 
 struct node {
-	ps_t when;
+	_Alignas(64) ps_t when; /* one cache line per node */
 	uint64_t key;
 	uint64_t seq; /* scheduling order, the last tie-breaker */
 	events_fn fn;
 	void *arg;
-	struct node *next;   /* wheel slot list, or the free list */
-	struct node **pprev; /* wheel slot list */
-	uint32_t heap_idx;   /* position in `ready` */
+	uint32_t next; /* wheel slot list, or the free list */
+	uint32_t prev; /* wheel slot list; NIL at the head */
 	uint32_t gen;
-	uint32_t index;
+	uint16_t slot; /* where in the wheel, while NODE_WHEEL */
+	uint8_t level;
 	uint8_t state;
-	uint8_t level; /* where in the wheel, while NODE_WHEEL */
-	uint16_t slot;
+};
+
+/* A `ready` entry: the order inline, the node for what to run. */
+struct ready_entry {
+	ps_t when;
+	uint64_t key;
+	uint64_t seq;
+	uint32_t node;
 };
 
 struct wheel_level {
-	uint64_t used[SLOTS / 64]; /* bit s: slot s is non-empty */
-	struct node *slot[SLOTS];
+	uint64_t summary;     /* bit w: used[w] is non-zero */
+	uint64_t used[WORDS]; /* bit s: slot s is non-empty */
+	uint32_t head[SLOTS];
 };
 
 struct events {
@@ -65,20 +81,21 @@ struct events {
 	uint64_t executed;
 	size_t pending;
 
-	struct node **ready; /* binary heap on (when, key, seq) */
+	struct ready_entry *ready; /* binary heap on (when, key, seq) */
 	uint32_t ready_len, ready_cap;
+	uint32_t ready_dead; /* cancelled entries still in `ready` */
 
-	struct wheel_level level[LEVELS];
 	uint32_t levels_used; /* bit L: level L has an event */
-	size_t wheel_count;
 	/* Exact earliest wheel time when wheel_min_valid: events_next's cache,
 	 * so that asking twice does not scan twice. */
-	ps_t wheel_min;
 	bool wheel_min_valid;
+	ps_t wheel_min;
 
-	struct node **slabs;
-	uint32_t n_slabs;
-	struct node *free_list;
+	struct node *nodes;
+	uint32_t n_nodes, nodes_cap; /* handed out so far (with node 0), room */
+	uint32_t free_list;
+
+	struct wheel_level level[LEVELS];
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -93,11 +110,15 @@ static void *xrealloc(void *p, size_t n)
 
 struct events *events_new(void)
 {
-	struct events *q = xrealloc(NULL, sizeof *q);
+	/* calloc: the wheel's slot heads are mostly never touched, so their
+	 * pages need not be either. */
+	struct events *q = calloc(1, sizeof *q);
 
-	memset(q, 0, sizeof *q);
-	q->wheel_min = PS_NEVER;
-	q->wheel_min_valid = true;
+	if (!q) {
+		fprintf(stderr, "mrcemu: event queue: out of memory\n");
+		abort();
+	}
+	q->n_nodes = 1;
 	return q;
 }
 
@@ -106,67 +127,58 @@ void events_free(struct events *q)
 	if (!q) {
 		return;
 	}
-	for (uint32_t i = 0; i < q->n_slabs; i++) {
-		free(q->slabs[i]);
-	}
-	free(q->slabs);
+	free(q->nodes);
 	free(q->ready);
 	free(q);
 }
 
 /* ---- nodes ---- */
 
-static void grow_slabs(struct events *q)
+/* The free list is empty: room for one more node.  Rare, so kept out of
+ * events_schedule_key's way. */
+static __attribute__((noinline)) uint32_t node_grow(struct events *q)
 {
-	if ((uint64_t)(q->n_slabs + 1) * SLAB_NODES > UINT32_MAX) {
-		fprintf(stderr, "mrcemu: event queue: too many pending events\n");
-		abort();
+	if (q->n_nodes >= q->nodes_cap) {
+		uint64_t cap = q->nodes_cap ? 2 * (uint64_t)q->nodes_cap : 1024;
+		if (cap > MAX_NODES) {
+			cap = MAX_NODES;
+		}
+		if (cap <= q->n_nodes) {
+			fprintf(stderr, "mrcemu: event queue: too many pending events\n");
+			abort();
+		}
+		struct node *nodes = aligned_alloc(64, cap * sizeof *nodes);
+		if (!nodes) {
+			fprintf(stderr, "mrcemu: event queue: out of memory\n");
+			abort();
+		}
+		if (q->nodes) {
+			memcpy(nodes, q->nodes, q->n_nodes * sizeof *nodes);
+			free(q->nodes);
+		}
+		q->nodes = nodes;
+		q->nodes_cap = (uint32_t)cap;
 	}
-	struct node *slab = xrealloc(NULL, SLAB_NODES * sizeof *slab);
-	q->slabs = xrealloc(q->slabs, (q->n_slabs + 1) * sizeof *q->slabs);
-	q->slabs[q->n_slabs] = slab;
-	for (uint32_t i = SLAB_NODES; i-- > 0;) {
-		slab[i] = (struct node){.index = q->n_slabs * SLAB_NODES + i, .gen = 1};
-		slab[i].next = q->free_list;
-		q->free_list = &slab[i];
-	}
-	q->n_slabs++;
+	uint32_t i = q->n_nodes++;
+	q->nodes[i].gen = 1;
+	return i;
 }
 
-static struct node *node_alloc(struct events *q)
+static void node_release(struct events *q, uint32_t i)
 {
-	if (!q->free_list) {
-		grow_slabs(q);
-	}
-	struct node *n = q->free_list;
-	q->free_list = n->next;
-	return n;
-}
+	struct node *n = &q->nodes[i];
 
-static void node_release(struct events *q, struct node *n)
-{
 	n->state = NODE_FREE;
 	n->gen++;
 	n->next = q->free_list;
-	q->free_list = n;
+	q->free_list = i;
 	q->pending--;
-}
-
-static struct node *node_lookup(const struct events *q, events_id id)
-{
-	uint32_t low = (uint32_t)id;
-
-	if (!low || (low - 1) / SLAB_NODES >= q->n_slabs) {
-		return NULL;
-	}
-	struct node *n = &q->slabs[(low - 1) / SLAB_NODES][(low - 1) % SLAB_NODES];
-	return n->gen == (uint32_t)(id >> 32) ? n : NULL;
 }
 
 /* ---- ready: binary heap in exact order ---- */
 
 /* PROTOCOL.md §12 rule 16: same picosecond -> order key -> scheduling order. */
-static bool node_before(const struct node *a, const struct node *b)
+static inline bool entry_before(const struct ready_entry *a, const struct ready_entry *b)
 {
 	if (a->when != b->when) {
 		return a->when < b->when;
@@ -177,155 +189,171 @@ static bool node_before(const struct node *a, const struct node *b)
 	return a->seq < b->seq;
 }
 
-static void heap_set(struct events *q, uint32_t i, struct node *n)
+static __attribute__((noinline)) void ready_grow(struct events *q)
 {
-	q->ready[i] = n;
-	n->heap_idx = i;
+	q->ready_cap = q->ready_cap ? 2 * q->ready_cap : 64;
+	q->ready = xrealloc(q->ready, q->ready_cap * sizeof *q->ready);
 }
 
-static void heap_up(struct events *q, uint32_t i, struct node *n)
+static inline void ready_push(struct events *q, uint32_t i, struct node *n)
 {
-	while (i) {
-		uint32_t parent = (i - 1) / 2;
-		if (!node_before(n, q->ready[parent])) {
-			break;
-		}
-		heap_set(q, i, q->ready[parent]);
-		i = parent;
-	}
-	heap_set(q, i, n);
-}
+	struct ready_entry e = {n->when, n->key, n->seq, i};
 
-static void heap_down(struct events *q, uint32_t i, struct node *n)
-{
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-		if (c >= q->ready_len) {
-			break;
-		}
-		if (c + 1 < q->ready_len && node_before(q->ready[c + 1], q->ready[c])) {
-			c++;
-		}
-		if (!node_before(q->ready[c], n)) {
-			break;
-		}
-		heap_set(q, i, q->ready[c]);
-		i = c;
-	}
-	heap_set(q, i, n);
-}
-
-static void heap_push(struct events *q, struct node *n)
-{
-	if (q->ready_len == q->ready_cap) {
-		q->ready_cap = q->ready_cap ? 2 * q->ready_cap : 64;
-		q->ready = xrealloc(q->ready, q->ready_cap * sizeof *q->ready);
-	}
 	n->state = NODE_READY;
-	heap_up(q, q->ready_len++, n);
+	if (q->ready_len == q->ready_cap) {
+		ready_grow(q);
+	}
+	struct ready_entry *h = q->ready;
+	uint32_t k = q->ready_len++;
+	while (k) {
+		uint32_t parent = (k - 1) / 2;
+		if (!entry_before(&e, &h[parent])) {
+			break;
+		}
+		h[k] = h[parent];
+		k = parent;
+	}
+	h[k] = e;
 }
 
-static void heap_remove(struct events *q, struct node *n)
+/* Removes the top. */
+static inline void ready_pop(struct events *q)
 {
-	uint32_t i = n->heap_idx;
-	struct node *last = q->ready[--q->ready_len];
+	struct ready_entry *h = q->ready;
+	uint32_t len = --q->ready_len;
+	const struct ready_entry *last = &h[len];
+	uint32_t k = 0;
 
-	if (last == n) {
+	if (!len) {
 		return;
 	}
-	if (i && node_before(last, q->ready[(i - 1) / 2])) {
-		heap_up(q, i, last);
-	} else {
-		heap_down(q, i, last);
+	for (;;) {
+		uint32_t c = 2 * k + 1;
+		if (c >= len) {
+			break;
+		}
+		if (c + 1 < len && entry_before(&h[c + 1], &h[c])) {
+			c++;
+		}
+		if (!entry_before(&h[c], last)) {
+			break;
+		}
+		h[k] = h[c];
+		k = c;
+	}
+	h[k] = *last;
+}
+
+static bool entry_live(const struct events *q, const struct ready_entry *e)
+{
+	const struct node *n = &q->nodes[e->node];
+
+	return n->state == NODE_READY && n->seq == e->seq;
+}
+
+/* Keeps the top live, so that events_next can read it as it is. */
+static void ready_settle(struct events *q)
+{
+	while (q->ready_len && !entry_live(q, &q->ready[0])) {
+		ready_pop(q);
+		q->ready_dead--;
 	}
 }
 
 /* ---- the wheel ---- */
 
-static unsigned level_shift(unsigned level)
+static inline unsigned level_shift(unsigned level)
 {
-	return GRANULE_BITS + LEVEL_BITS * level;
+	return GRANULE_BITS + SLOT_BITS * level;
 }
 
-/* Files n by its time: `ready` if its granule is not after cur's, else the
- * level of the highest granule bit where it differs from cur. */
-static void file_node(struct events *q, struct node *n)
+static inline void wheel_link(struct events *q, uint32_t i, struct node *n, unsigned level,
+			      unsigned s)
 {
-	uint64_t diff = (n->when ^ q->cur) >> GRANULE_BITS;
-
-	if (n->when < q->cur || !diff) {
-		heap_push(q, n);
-		return;
-	}
-	unsigned level = (unsigned)(63 - __builtin_clzll(diff)) / LEVEL_BITS;
-	unsigned s = (unsigned)(n->when >> level_shift(level)) & (SLOTS - 1);
 	struct wheel_level *w = &q->level[level];
+	uint32_t head = w->head[s];
 
 	n->state = NODE_WHEEL;
 	n->level = (uint8_t)level;
 	n->slot = (uint16_t)s;
-	n->next = w->slot[s];
-	if (n->next) {
-		n->next->pprev = &n->next;
+	n->next = head;
+	n->prev = NIL;
+	if (head) {
+		q->nodes[head].prev = i;
+	} else {
+		w->used[s / 64] |= 1ULL << (s % 64);
+		w->summary |= 1ULL << (s / 64);
+		q->levels_used |= 1u << level;
 	}
-	n->pprev = &w->slot[s];
-	w->slot[s] = n;
-	w->used[s / 64] |= 1ULL << (s % 64);
-	q->levels_used |= 1u << level;
-	if (q->wheel_min_valid && n->when < q->wheel_min) {
-		q->wheel_min = n->when;
+	w->head[s] = i;
+}
+
+/* Files node i by its time: `ready` if its granule is not after cur's, else
+ * the level of the highest granule bit where it differs from cur.  Returns
+ * whether it went to the wheel. */
+static inline bool file_node(struct events *q, uint32_t i, struct node *n)
+{
+	uint64_t g = n->when >> GRANULE_BITS, cur = q->cur >> GRANULE_BITS;
+
+	/* cur is a granule's start: an earlier time has an earlier granule. */
+	if (g <= cur) {
+		ready_push(q, i, n);
+		return false;
 	}
-	q->wheel_count++;
+	uint64_t diff = g ^ cur;
+	unsigned level = diff < SLOTS ? 0 : (unsigned)(63 - __builtin_clzll(diff)) / SLOT_BITS;
+	wheel_link(q, i, n, level, (unsigned)(g >> (SLOT_BITS * level)) & (SLOTS - 1));
+	return true;
 }
 
 static void wheel_mark_empty(struct events *q, unsigned level, unsigned s)
 {
 	struct wheel_level *w = &q->level[level];
 
-	w->used[s / 64] &= ~(1ULL << (s % 64));
-	for (unsigned i = 0; i < SLOTS / 64; i++) {
-		if (w->used[i]) {
-			return;
-		}
+	if ((w->used[s / 64] &= ~(1ULL << (s % 64)))) {
+		return;
+	}
+	if ((w->summary &= ~(1ULL << (s / 64)))) {
+		return;
 	}
 	q->levels_used &= ~(1u << level);
 }
 
 static void wheel_unlink(struct events *q, struct node *n)
 {
-	*n->pprev = n->next;
-	if (n->next) {
-		n->next->pprev = n->pprev;
+	struct wheel_level *w = &q->level[n->level];
+
+	if (n->prev) {
+		q->nodes[n->prev].next = n->next;
+	} else {
+		w->head[n->slot] = n->next;
 	}
-	if (!q->level[n->level].slot[n->slot]) {
+	if (n->next) {
+		q->nodes[n->next].prev = n->prev;
+	}
+	if (!w->head[n->slot]) {
 		wheel_mark_empty(q, n->level, n->slot);
 	}
-	if (!--q->wheel_count) {
-		q->wheel_min = PS_NEVER;
-		q->wheel_min_valid = true;
-	} else if (n->when == q->wheel_min) {
+	if (n->when == q->wheel_min) {
 		q->wheel_min_valid = false;
 	}
 }
 
 /* The lowest non-empty slot: the one holding the earliest wheel events. */
-static bool wheel_first(const struct events *q, unsigned *level, unsigned *slot)
+static inline bool wheel_first(const struct events *q, unsigned *level, unsigned *slot)
 {
 	if (!q->levels_used) {
 		return false;
 	}
 	unsigned l = (unsigned)__builtin_ctz(q->levels_used);
 	const struct wheel_level *w = &q->level[l];
-	for (unsigned i = 0;; i++) {
-		if (w->used[i]) {
-			*level = l;
-			*slot = i * 64 + (unsigned)__builtin_ctzll(w->used[i]);
-			return true;
-		}
-	}
+	unsigned word = (unsigned)__builtin_ctzll(w->summary);
+	*level = l;
+	*slot = word * 64 + (unsigned)__builtin_ctzll(w->used[word]);
+	return true;
 }
 
-static ps_t slot_start(const struct events *q, unsigned level, unsigned s)
+static inline ps_t slot_start(const struct events *q, unsigned level, unsigned s)
 {
 	unsigned above = level_shift(level + 1);
 	ps_t prefix = above >= 64 ? 0 : q->cur >> above << above;
@@ -340,30 +368,39 @@ static bool refill(struct events *q, ps_t limit)
 {
 	unsigned level, s;
 
-	while (!q->ready_len && wheel_first(q, &level, &s)) {
+	while (wheel_first(q, &level, &s)) {
 		ps_t start = slot_start(q, level, s);
 		if (start > limit) {
 			return false;
 		}
-		struct node *n = q->level[level].slot[s];
-		q->level[level].slot[s] = NULL;
+		struct wheel_level *w = &q->level[level];
+		uint32_t i = w->head[s];
+		w->head[s] = NIL;
 		wheel_mark_empty(q, level, s);
 		q->cur = start;
-		/* Some of these may land in `ready`: the cached minimum is the
-		 * earliest of them, and about to leave the wheel. */
+		/* The cached minimum is among these, about to leave the wheel
+		 * or change level. */
 		q->wheel_min_valid = false;
-		while (n) {
-			struct node *next = n->next;
-			q->wheel_count--;
-			file_node(q, n);
-			n = next;
+		if (!level) {
+			/* One granule: all of it is due together. */
+			while (i) {
+				struct node *n = &q->nodes[i];
+				ready_push(q, i, n);
+				i = n->next;
+			}
+			return true;
+		}
+		while (i) {
+			struct node *n = &q->nodes[i];
+			uint32_t next = n->next;
+			file_node(q, i, n);
+			i = next;
+		}
+		if (q->ready_len) {
+			return true;
 		}
 	}
-	if (!q->wheel_count) {
-		q->wheel_min = PS_NEVER;
-		q->wheel_min_valid = true;
-	}
-	return q->ready_len > 0;
+	return false;
 }
 
 /* ---- the interface ---- */
@@ -374,16 +411,26 @@ static bool refill(struct events *q, ps_t limit)
  * it (ARCHITECTURE.md: late frames are run at once). */
 events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg)
 {
-	struct node *n = node_alloc(q);
+	uint32_t i = q->free_list;
 
-	n->when = when < q->now ? q->now : when;
+	if (i) {
+		q->free_list = q->nodes[i].next;
+	} else {
+		i = node_grow(q);
+	}
+	struct node *n = &q->nodes[i];
+	when = when < q->now ? q->now : when;
+	n->when = when;
 	n->key = key;
 	n->seq = q->seq++;
 	n->fn = fn;
 	n->arg = arg;
 	q->pending++;
-	file_node(q, n);
-	return ((uint64_t)n->gen << 32) | (n->index + 1);
+	if (file_node(q, i, n) && when < q->wheel_min) {
+		/* Exact while valid: a new minimum keeps it so. */
+		q->wheel_min = when;
+	}
+	return ((uint64_t)n->gen << 32) | i;
 }
 
 events_id events_schedule(struct events *q, ps_t when, events_fn fn, void *arg)
@@ -393,17 +440,31 @@ events_id events_schedule(struct events *q, ps_t when, events_fn fn, void *arg)
 
 bool events_cancel(struct events *q, events_id id)
 {
-	struct node *n = node_lookup(q, id);
+	uint32_t i = (uint32_t)id;
 
-	if (!n || n->state == NODE_FREE) {
+	if (!i || i >= q->n_nodes) {
 		return false;
 	}
-	if (n->state == NODE_READY) {
-		heap_remove(q, n);
-	} else {
-		wheel_unlink(q, n);
+	struct node *n = &q->nodes[i];
+	if (n->gen != (uint32_t)(id >> 32) || n->state == NODE_FREE) {
+		return false;
 	}
-	node_release(q, n);
+	if (n->state == NODE_WHEEL) {
+		wheel_unlink(q, n);
+		node_release(q, i);
+		return true;
+	}
+	/* In `ready`: dead where it stands, unless it is the top. */
+	bool top = q->ready[0].node == i;
+	node_release(q, i);
+	if (top) {
+		ready_pop(q);
+	} else {
+		q->ready_dead++;
+	}
+	if (q->ready_dead) {
+		ready_settle(q);
+	}
 	return true;
 }
 
@@ -415,17 +476,18 @@ ps_t events_next(const struct events *q)
 	unsigned level, s;
 
 	if (q->ready_len) {
-		return q->ready[0]->when;
+		return q->ready[0].when;
+	}
+	if (!wheel_first(q, &level, &s)) {
+		return PS_NEVER;
 	}
 	if (q->wheel_min_valid) {
 		return q->wheel_min;
 	}
 	ps_t min = PS_NEVER;
-	if (wheel_first(q, &level, &s)) {
-		for (const struct node *n = q->level[level].slot[s]; n; n = n->next) {
-			if (n->when < min) {
-				min = n->when;
-			}
+	for (uint32_t i = q->level[level].head[s]; i; i = q->nodes[i].next) {
+		if (q->nodes[i].when < min) {
+			min = q->nodes[i].when;
 		}
 	}
 	struct events *mq = (struct events *)q;
@@ -437,25 +499,27 @@ ps_t events_next(const struct events *q)
 /* Pops the earliest event if its time is <= limit and runs it.  The node is
  * released first, so the callback may schedule freely and its own id is
  * already stale. */
-static bool run_due(struct events *q, ps_t limit)
+static inline bool run_due(struct events *q, ps_t limit)
 {
 	if (!q->ready_len && !refill(q, limit)) {
 		return false;
 	}
-	struct node *n = q->ready[0];
-	if (n->when > limit) {
+	ps_t when = q->ready[0].when;
+	if (when > limit) {
 		return false;
 	}
-	struct node *last = q->ready[--q->ready_len];
-	if (last != n) {
-		heap_down(q, 0, last);
+	uint32_t i = q->ready[0].node;
+	ready_pop(q);
+	if (q->ready_dead) {
+		ready_settle(q);
 	}
+	struct node *n = &q->nodes[i];
 	events_fn fn = n->fn;
 	void *arg = n->arg;
-	q->now = n->when;
-	node_release(q, n);
+	q->now = when;
+	node_release(q, i);
 	q->executed++;
-	fn(arg, q->now);
+	fn(arg, when);
 	return true;
 }
 

@@ -394,6 +394,94 @@ static void test_run_one_runs_exactly_one(void **state)
 	events_free(log.q);
 }
 
+/* Events of one granule (1.024 ns) run from `ready`: cancelling one that is
+ * not next, then the next one, leaves the others in exact order and
+ * events_next exact; so does cancelling from inside a running event. */
+static void test_cancel_within_granule(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t t = 7 * 1024;
+
+	(void)state;
+	at(&log, t + 100, 0);
+	at(&log, t + 10, 1);
+	events_id c = at(&log, t + 50, 2);
+	events_id d = at(&log, t + 10, 3);
+	at_key(&log, t + 10, events_key_arrival(1, 1), 4);
+	at(&log, t + 1023, 5);
+	/* Runs 4 (the arrival sorts first at t + 10), bringing the granule
+	 * into `ready`. */
+	assert_int_equal(events_run_until(log.q, t + 10), 3);
+	const int first[] = {4, 1, 3};
+	expect_order(&log, first, 3);
+	assert_false(events_cancel(log.q, d));
+	at(&log, t + 60, 6);
+	at(&log, t + 60, 7);
+	events_id e = items[6].id;
+	assert_true(events_cancel(log.q, e)); /* not next */
+	assert_int_equal(events_next(log.q), t + 50);
+	assert_true(events_cancel(log.q, c)); /* next */
+	assert_int_equal(events_next(log.q), t + 60);
+	assert_int_equal(events_pending(log.q), 3);
+	items[7].hook = cancel_hook;
+	items[7].ctx = &items[0];
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 2);
+	const int want[] = {4, 1, 3, 7, 5};
+	expect_order(&log, want, 5);
+	assert_int_equal(events_now(log.q), t + 1023);
+	assert_int_equal(events_pending(log.q), 0);
+	assert_int_equal(events_next(log.q), PS_NEVER);
+	events_free(log.q);
+}
+
+/* Many thousand pending events (the node array grows several times): every
+ * id stays valid and distinct, every other one cancels, the rest run in
+ * time order. */
+#define MANY 20000
+
+struct many {
+	ps_t last;
+	int ran;
+};
+
+static void many_fire(void *arg, ps_t now)
+{
+	struct many *m = arg;
+
+	assert_true(now >= m->last);
+	m->last = now;
+	m->ran++;
+}
+
+static void test_many_pending(void **state)
+{
+	struct events *q = events_new();
+	static events_id ids[MANY];
+	struct many m = {0};
+
+	(void)state;
+	for (int i = 0; i < MANY; i++) {
+		/* Spread over 0..200 us, out of order. */
+		ps_t when = (ps_t)((i * 7919ULL) % MANY) * 10000;
+		ids[i] = events_schedule(q, when, many_fire, &m);
+		assert_int_not_equal(ids[i], 0);
+		if (i) {
+			assert_int_not_equal(ids[i], ids[i - 1]);
+		}
+	}
+	assert_int_equal(events_pending(q), MANY);
+	for (int i = 0; i < MANY; i += 2) {
+		assert_true(events_cancel(q, ids[i]));
+	}
+	assert_int_equal(events_pending(q), MANY / 2);
+	assert_int_equal(events_run_until(q, PS_NEVER), MANY / 2);
+	assert_int_equal(m.ran, MANY / 2);
+	for (int i = 1; i < MANY; i += 2) {
+		assert_false(events_cancel(q, ids[i]));
+	}
+	events_free(q);
+}
+
 /* ---- randomized comparison against a plain binary heap ---- */
 
 #define RAND_EVENTS 100000
@@ -803,6 +891,8 @@ int main(void)
 	    cmocka_unit_test(test_arrival_key_layout),
 	    cmocka_unit_test(test_far_future),
 	    cmocka_unit_test(test_cancel),
+	    cmocka_unit_test(test_cancel_within_granule),
+	    cmocka_unit_test(test_many_pending),
 	    cmocka_unit_test(test_next_after_cancel),
 	    cmocka_unit_test(test_schedule_from_inside),
 	    cmocka_unit_test(test_run_until_boundaries),

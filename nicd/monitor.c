@@ -14,7 +14,7 @@ struct nic_monitor_row {
 	uint32_t local_qpn, remote_ip, remote_qpn;
 	uint8_t opcode, dscp, rtx_origin, nack_code;
 	uint32_t psn, wire_bytes;
-	bool ar, rtx, sack, nack;
+	bool ar, rtx, sack, nack, probe_answer;
 	uint16_t tx_count, entropy;
 	int64_t sack_drawn;
 	uint32_t sack_cack;
@@ -54,8 +54,10 @@ static void write_row(struct nic *nic, const struct nic_monitor_row *r)
 	csv_u64(c, r->local_qpn);
 	csv_ipv4(c, r->remote_ip);
 	csv_u64(c, r->remote_qpn);
-	csv_str(c, type_name(r->opcode, r->dscp == nic->a.dscp_trimmed ||
-					    r->dscp == nic->a.dscp_trimmed_last_hop));
+	csv_str(c, r->probe_answer
+		       ? "PROBE_ANSWER"
+		       : type_name(r->opcode, r->dscp == nic->a.dscp_trimmed ||
+						  r->dscp == nic->a.dscp_trimmed_last_hop));
 	csv_u64(c, r->psn);
 	csv_u64(c, r->ar);
 	csv_u64(c, r->rtx);
@@ -107,7 +109,9 @@ static struct nic_monitor_row make_row(const struct nic *nic, ps_t now, bool tx,
 				    .rtt = rtt};
 
 	(void)nic;
-	if (p->opcode == WIRE_OP_SACK) {
+	if (p->opcode == WIRE_OP_SACK && p->u.sack.seth.pr) {
+		r.probe_answer = true;
+	} else if (p->opcode == WIRE_OP_SACK) {
 		const struct wire_seth *s = &p->u.sack.seth;
 		r.sack = true;
 		r.sack_cack = s->cack_psn;

@@ -67,7 +67,10 @@ void nic_free(struct nic *nic)
 	hmap_destroy(&nic->recv_by_src);
 	/* Groups are owned by their QPs' references; free what is left. */
 	free_all(&nic->groups);
-	free_all(&nic->dests);
+	for (size_t i = 0; nic->dests.slots && i <= nic->dests.mask; i++)
+		if (nic->dests.slots[i].val)
+			nic_spray_free(nic->dests.slots[i].val);
+	hmap_destroy(&nic->dests);
 	for (size_t i = 0; nic->monitor.slots && i <= nic->monitor.mask; i++)
 		if (nic->monitor.slots[i].val)
 			nic_monitor_forget(nic, (uint32_t)nic->monitor.slots[i].key);
@@ -150,6 +153,7 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 		return false;
 	}
 	hmap_put(&nic->send_qps, sq->qpn, sq);
+	nic_spray_senders(nic, sq->dest, 1, now);
 	nic->c.msgs_posted++;
 	nic->c.qps_created++;
 	nic->open_msgs++;
@@ -171,6 +175,7 @@ static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)
 	a->dscp = nic->a.dscp_control;
 	a->dqpn = WIRE_ENDPOINT_QPN;
 	a->u.sack.seth.pr = true;
+	a->u.sack.seth.m = p->ecn == WIRE_ECN_CE ? WIRE_M_SKIP_ONCE : WIRE_M_NONE;
 	a->u.sack.seth.ack_psn_offset = (int16_t)p->u.peth.probe_id;
 	a->u.sack.seth.entropy_echo = p->sport;
 	a->u.sack.seth.cc_type = 1;

@@ -12,18 +12,19 @@
  * total_<name> and ivl_total_<name>. */
 #define NIC_COUNTERS(X)                                                                            \
 	X(tx_data_pkts)                                                                            \
-	X(tx_data_bytes) X(tx_retx_pkts) X(retx_timeout) X(retx_nack) X(retx_sack_gap) X(tx_ack)   \
-	    X(tx_sack) X(tx_nack) X(tx_probe) X(tx_ar_pkts) X(completion_rerequests)               \
-		X(rx_data_pkts) X(rx_data_bytes) X(rx_dup_pkts) X(rx_ooo_events) X(rx_trimmed)     \
-		    X(rx_ack) X(rx_sack) X(rx_nack) X(rx_nack_unknown) X(rx_probe)                 \
-			X(rx_drop_ingress_full) X(rx_drop_unknown_qp) X(rx_drop_max_qps)           \
-			    X(rx_drop_psn_window) X(rx_drop_not_for_us) X(rx_drop_qp_error)        \
-				X(rx_pattern_errors) X(tx_drop_link_lost) X(tx_drop_link_down)     \
-				    X(tx_drop_rule) X(tx_drop_ctl_pool) X(msgs_posted)             \
-					X(msgs_refused) X(msgs_completed) X(msgs_received)         \
-					    X(qp_error) X(qps_created) X(qps_closed)               \
-						X(qps_reclaimed) X(timeouts_ignored)               \
-						    X(rtt_samples) X(pcie_write_bytes)
+	X(tx_data_bytes)                                                                           \
+	X(tx_retx_pkts) X(retx_timeout) X(retx_nack) X(retx_sack_gap) X(tx_ack) X(tx_sack)         \
+	    X(tx_nack) X(tx_probe) X(tx_ar_pkts) X(completion_rerequests) X(rx_data_pkts)          \
+		X(rx_data_bytes) X(rx_dup_pkts) X(rx_ooo_events) X(rx_trimmed) X(rx_ack)           \
+		    X(rx_sack) X(rx_nack) X(rx_nack_unknown) X(rx_probe) X(rx_drop_ingress_full)   \
+			X(rx_drop_unknown_qp) X(rx_drop_max_qps) X(rx_drop_psn_window)             \
+			    X(rx_drop_not_for_us) X(rx_drop_qp_error) X(rx_pattern_errors)         \
+				X(tx_drop_link_lost) X(tx_drop_link_down) X(tx_drop_rule)          \
+				    X(tx_drop_ctl_pool) X(msgs_posted) X(msgs_refused)             \
+					X(msgs_completed) X(msgs_received) X(qp_error)             \
+					    X(qps_created) X(qps_closed) X(qps_reclaimed)          \
+						X(timeouts_ignored) X(rtt_samples)                 \
+						    X(pcie_write_bytes) X(probes_answered)
 
 struct nic_counters {
 #define NIC_COUNTER_FIELD(n) uint64_t n;
@@ -171,9 +172,17 @@ struct nic_group {
 };
 
 /* Spraying state of one destination (PROTOCOL.md §6). */
+enum spray_state { EV_GOOD, EV_SKIP, EV_ASSUMED_BAD };
+
 struct nic_dest {
+	struct nic *nic;
 	uint32_t ip;
-	uint32_t rr; /* round-robin pointer */
+	uint32_t rr;	   /* the round-robin pointer */
+	uint8_t *state;	   /* enum spray_state of each entropy value */
+	uint32_t nbad;	   /* values ASSUMED_BAD */
+	uint32_t senders;  /* open sending QPs to it: probes run for them */
+	uint16_t probe_id; /* next probe id */
+	events_id probe_timer;
 };
 
 struct nic_port {
@@ -298,6 +307,11 @@ void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
 
 /* spray.c — entropy values (PROTOCOL.md §6) */
 uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn);
+void nic_spray_skip(struct nic *nic, struct nic_dest *d, uint32_t ev);
+void nic_spray_assumed_bad(struct nic *nic, struct nic_dest *d, uint32_t ev, ps_t now);
+void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now);
+void nic_spray_free(struct nic_dest *d);
+void nic_spray_senders(struct nic *nic, struct nic_dest *d, int delta, ps_t now);
 
 /* cc.c — congestion control behind one interface (PROTOCOL.md §5) */
 void nic_cc_init(struct nic *nic, struct nic_group *g);

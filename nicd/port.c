@@ -111,10 +111,14 @@ static void serialization_end(void *arg, ps_t now)
 
 	port->on_wire = NULL;
 	port->busy = false;
-	if (wire_is_data(p))
+	if (wire_is_data(p)) {
 		data_sent(nic, p, now);
-	else
+	} else if (p->opcode == WIRE_OP_PROBE) { /* data class, no PSN */
+		release_data(nic, wire_len(p), now);
+		nic->c.tx_probe++;
+	} else {
 		nic->egress_ctl_used -= wire_len(p);
+	}
 	nic_monitor(nic, now, true, p, qpn, p->dqpn, 0);
 	switch (port->down ? LINK_DOWN
 			   : link_verdict(port->link, p, nic->port.on_wire_start, now)) {

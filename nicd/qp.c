@@ -45,8 +45,11 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 
 	if (!d) {
 		d = calloc(1, sizeof(*d));
-		if (!d)
+		if (!d || !(d->state = calloc(nic->a.entropy_count, 1))) {
+			free(d);
 			return NULL;
+		}
+		d->nic = nic;
 		d->ip = ip;
 		hmap_put(&nic->dests, ip, d);
 	}
@@ -190,6 +193,7 @@ void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_event(nic, now, "QP_CLOSED", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
 		  sq->bytes);
 	nic_turn_remove(sq->group, sq);
+	nic_spray_senders(nic, sq->dest, -1, now);
 	/* What it retired may have opened the window for the others. */
 	nic_sched_update(nic, sq->group);
 	nic_group_put(nic, sq->group);
@@ -214,6 +218,7 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	}
 	events_cancel(nic->ev, sq->rerequest);
 	sq->rtx_head = sq->rtx_tail = NULL;
+	nic_spray_senders(nic, sq->dest, -1, now);
 	nic_turn_remove(sq->group, sq);
 	nic_sched_update(nic, sq->group);
 	sq->rtx_pending = 0;

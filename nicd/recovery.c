@@ -162,6 +162,21 @@ static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest,
 	}
 }
 
+/* PROTOCOL.md §6: M = 01 (the packet was CE-marked) passes its value over
+ * once; M = 10 marks it assumed bad. */
+static void sack_feedback(struct nic *nic, const struct pkt *p, ps_t now)
+{
+	const struct wire_seth *s = &p->u.sack.seth;
+	struct nic_dest *d = hmap_get(&nic->dests, p->src_ip);
+
+	if (!d)
+		return;
+	if (s->m == WIRE_M_SKIP_ONCE)
+		nic_spray_skip(nic, d, s->entropy_echo);
+	else if (s->m == WIRE_M_ALWAYS_SKIP)
+		nic_spray_assumed_bad(nic, d, s->entropy_echo, now);
+}
+
 /* Seed, Selective acknowledgements: the sender retires the cumulative PSN
  * and each PSN the bitmap lists, takes an RTT sample, feeds congestion
  * control with the received bytes, and looks for gaps. */
@@ -175,10 +190,12 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 	ps_t rtt;
 
 	nic->c.rx_sack++;
-	if (s->pr) { /* a probe's answer: path feedback, kept by spraying */
+	if (s->pr) { /* a probe's answer: path feedback (PROTOCOL.md §6) */
 		nic_monitor(nic, now, false, p, p->dqpn, s->responder_qpn, 0);
+		nic_spray_probe_answer(nic, p, now);
 		return;
 	}
+	sack_feedback(nic, p, now);
 	if (!(sq = send_qp(nic, p))) {
 		nic_monitor(nic, now, false, p, p->dqpn, s->responder_qpn, 0);
 		return;
@@ -246,6 +263,13 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 		nic->c.rx_nack_unknown++;
 		nic_monitor(nic, now, false, p, p->dqpn, n->responder_qpn, 0);
 		return;
+	}
+	/* Seed: even a NACK for a packet already acknowledged marks the value
+	 * of a packet trimmed on the way to be passed over once. */
+	if (n->code == WIRE_NACK_TRIMMED) {
+		struct nic_dest *d = hmap_get(&nic->dests, p->src_ip);
+		if (d)
+			nic_spray_skip(nic, d, n->entropy_echo);
 	}
 	if (!(sq = send_qp(nic, p))) {
 		nic_monitor(nic, now, false, p, p->dqpn, n->responder_qpn, 0);
@@ -330,6 +354,7 @@ static void timer_fire(void *arg, ps_t now)
 	}
 	s->timeouts++;
 	s->sched_k++;
+	nic_spray_assumed_bad(nic, sq->dest, s->ev, now);
 	nic_seg_leave_flight(nic, sq, s);
 	nic_cc_on_timeout(nic, sq->group, nic_seg_nominal(nic, s->len), now);
 	nic->c.retx_timeout++;

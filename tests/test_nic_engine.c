@@ -12,7 +12,9 @@
 #include "../emulator/config.h"
 #include "../nicd/nic.h"
 
+#define DSCP_TRIMMED	      9
 #define DSCP_TRIMMED_LAST_HOP 10
+#define MAX_LOG		      4096
 
 struct side;
 
@@ -22,8 +24,16 @@ struct bench {
 	struct nic_attrs attrs[2];
 	struct link_end link[2];
 	struct side *sides[2];
-	int trim_psn; /* cut this PSN's first transmission from h0, -1 none */
+	int trim_psn;	   /* cut this PSN's first transmission from h0, -1 none */
+	uint8_t trim_dscp; /* the codepoint the cutting switch writes */
+	int ce_psn;	   /* mark this PSN's first transmission CE, -1 none */
 	int trimmed;
+	struct {
+		uint16_t sport;
+		ps_t built;
+	} log[MAX_LOG]; /* h0's data packets, in order */
+	int nlog;
+	ps_t feedback_at; /* when the NACK or the CE-marked packet's SACK left h1 */
 	struct pkt nacks[8];
 	int nnacks;
 	struct pkt sent[8]; /* h0's transmissions of trim_psn */
@@ -56,17 +66,27 @@ static void transmit(void *ctx, struct pkt *p, ps_t arrival)
 	struct side *s = ctx;
 	struct bench *b = s->b;
 
+	if (s->id == 0 && wire_is_data(p) && b->nlog < MAX_LOG) {
+		b->log[b->nlog].sport = p->sport;
+		b->log[b->nlog++].built = p->built;
+	}
+	if (s->id == 0 && wire_is_data(p) && (int)p->psn == b->ce_psn && p->tx_count == 1)
+		p->ecn = WIRE_ECN_CE;
 	if (s->id == 0 && wire_is_data(p) && (int)p->psn == b->trim_psn) {
 		if (b->nsent < 8)
 			b->sent[b->nsent++] = *p;
 		if (p->tx_count == 1) {
 			wire_trim(p);
-			p->dscp = DSCP_TRIMMED_LAST_HOP;
+			p->dscp = b->trim_dscp;
 			b->trimmed++;
 		}
 	}
-	if (s->id == 1 && p->opcode == WIRE_OP_NACK && b->nnacks < 8)
+	if (s->id == 1 && p->opcode == WIRE_OP_NACK && b->nnacks < 8) {
 		b->nacks[b->nnacks++] = *p;
+		b->feedback_at = events_now(b->q);
+	}
+	if (s->id == 1 && p->opcode == WIRE_OP_SACK && p->u.sack.seth.m == WIRE_M_SKIP_ONCE)
+		b->feedback_at = events_now(b->q);
 	p->next = NULL;
 	if (s->tail)
 		s->tail->next = p;
@@ -97,6 +117,8 @@ static void bench_init(struct bench *b, struct side sides[2])
 	b->q = events_new();
 	assert_true(pkt_pool_init(&b->pool, 256, 0));
 	b->trim_psn = -1;
+	b->ce_psn = -1;
+	b->trim_dscp = DSCP_TRIMMED_LAST_HOP;
 	for (int i = 0; i < 2; i++) {
 		config_nic_defaults(&b->attrs[i]);
 		b->attrs[i].ip = 0x0A000001 + i;
@@ -209,6 +231,67 @@ static void test_trimmed_without_receiver_trimming_no_nack(void **state)
 	bench_free(&b);
 }
 
+/* PROTOCOL.md §6: the value a TRIMMED NACK or a SACK with M = 01 (CE)
+ * names is passed over once by the round robin: absent from the first
+ * EntropyCount - 1 picks after the feedback arrives, back in the next lap.
+ * A TRIMMED_LASTHOP NACK carries no entropy penalty. */
+static int picks_with(const struct bench *b, ps_t after, uint16_t ev, int from, int to)
+{
+	int n = 0, found = 0;
+
+	for (int i = 0; i < b->nlog; i++) {
+		if (b->log[i].built <= after)
+			continue;
+		if (n >= from && n < to && b->log[i].sport == ev)
+			found++;
+		n++;
+	}
+	assert_true(n >= to);
+	return found;
+}
+
+static void run_feedback(int trim_psn, uint8_t dscp, int ce_psn, int expect_in_first_lap)
+{
+	struct bench b;
+	struct side sides[2];
+	uint16_t ev;
+	ps_t arrived;
+
+	bench_init(&b, sides);
+	b.trim_psn = trim_psn;
+	b.trim_dscp = dscp;
+	b.ce_psn = ce_psn;
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, 0x0A000002, 2 << 20, 1, 0));
+	events_run_until(b.q, 300 * PS_PER_US);
+	assert_int_equal(b.completed, 1);
+	assert_true(b.feedback_at > 0);
+	ev = b.log[trim_psn >= 0 ? trim_psn : ce_psn].sport;
+	/* the feedback reaches h0 one link delay after it left h1's port */
+	arrived = b.feedback_at + PS_PER_US;
+	assert_int_equal(picks_with(&b, arrived, ev, 0, 127), expect_in_first_lap);
+	assert_int_equal(picks_with(&b, arrived, ev, 127, 255), 1);
+	bench_free(&b);
+}
+
+static void test_trimmed_nack_skips_entropy_once(void **state)
+{
+	(void)state;
+	run_feedback(20, DSCP_TRIMMED, -1, 0);
+}
+
+static void test_lasthop_nack_no_entropy_penalty(void **state)
+{
+	(void)state;
+	run_feedback(20, DSCP_TRIMMED_LAST_HOP, -1, 1);
+}
+
+static void test_ce_sack_skips_entropy_once(void **state)
+{
+	(void)state;
+	run_feedback(-1, 0, 20, 0);
+}
+
 /* A malformed frame is counted by its reason and dropped. */
 static void test_malformed_frame_counted(void **state)
 {
@@ -231,6 +314,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trimmed_before_qp_known_draws_nack),
 	    cmocka_unit_test(test_trimmed_without_receiver_trimming_no_nack),
+	    cmocka_unit_test(test_trimmed_nack_skips_entropy_once),
+	    cmocka_unit_test(test_lasthop_nack_no_entropy_penalty),
+	    cmocka_unit_test(test_ce_sack_skips_entropy_once),
 	    cmocka_unit_test(test_malformed_frame_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

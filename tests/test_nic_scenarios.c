@@ -371,6 +371,56 @@ static void test_timer_schedule_attributes(void **state)
 	}
 }
 
+/* Seed, Retransmission timer: under Default Packet Spraying the value a
+ * timed-out packet was sent on is assumed bad and leaves its destination's
+ * rotation until a probe on it is answered; probes go every ProbeInterval
+ * (PROTOCOL.md §6). */
+static void test_timeout_value_probed_back(void **state)
+{
+	struct scenario *s = scenario_b2b("SACKLossMinRetxPkts = 1023",
+					  "drop = h0>h1 data psn=3 tx=1", "1,0ns,h0,h1,8MiB,\n");
+	const struct table *m;
+	uint64_t ev, fired, probe = 0, answer = 0, used_while_bad = 0, used_after = 0;
+	size_t first, rtx;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	first = monitor_find_tx(m, "h0", 3, 1);
+	rtx = monitor_find_tx(m, "h0", 3, 2);
+	ev = table_u64(m, first, "entropy");
+	fired = ceil_us(table_u64(m, first, "time_ps") + 150 * US);
+	for (size_t r = 0; r < m->nrows; r++) {
+		uint64_t t = table_u64(m, r, "time_ps");
+		if (!probe && monitor_is(m, r, "h0", "tx", "PROBE")) {
+			assert_int_equal(table_u64(m, r, "entropy"), ev);
+			probe = t;
+		}
+		if (!answer && monitor_is(m, r, "h0", "rx", "PROBE_ANSWER"))
+			answer = t;
+		/* packets leave up to a window (90) after they take their value */
+		if (!monitor_is(m, r, "h0", "tx", "DATA") || table_u64(m, r, "entropy") != ev)
+			continue;
+		if (t > fired + 90 * SER(DATA_WIRE) && (!answer || t < answer))
+			used_while_bad++;
+		if (answer && t > answer + 90 * SER(DATA_WIRE))
+			used_after++;
+	}
+	assert_string_equal(table_cell(m, rtx, "rtx_origin"), "timeout");
+	/* the probe goes at the first ProbeInterval after the timeout, in the
+	 * data class: behind at most a window of packets already handed off */
+	assert_true(probe >= fired + 20 * US + SER(74));
+	assert_true(probe <= fired + 20 * US + SER(74) + 90 * SER(DATA_WIRE));
+	/* answered at once, in h1's control class (behind at most the ACK and
+	 * SACK of a data packet on the wire there) */
+	assert_true(answer >= probe + US + SER(94) + US);
+	assert_true(answer <= probe + US + SER(94) + SER(94) + SER(62) + US);
+	assert_int_equal(used_while_bad, 0);
+	assert_true(used_after > 0);
+	assert_int_equal(scenario_counter(s, "h0", "probes_answered"), 1);
+	scenario_free(s);
+}
+
 /* ---- completion ----------------------------------------------------------- */
 
 /* Seed, Completion re-request: a lost final cumulative ACK delays the
@@ -406,6 +456,77 @@ static void test_lost_final_ack_rerequest(void **state)
 	assert_int_equal(table_u64(m, dup, "bth_psn"), 1023);
 	assert_int_equal(table_u64(m, dup, "rtx_bit"), 1);
 	assert_int_equal(table_u64(m, dup, "ar_bit"), 1);
+	scenario_free(s);
+}
+
+/* PROTOCOL.md §12 rule 11: a NIC holds at most MaxQps receiving QPs; a
+ * packet that would create one more is refused and counted, and its sender
+ * recovers it once a QP has closed.  (The window, 90 packets, lets message
+ * 2 start while message 1 is still arriving.) */
+static void test_max_qps_refused_then_recovered(void **state)
+{
+	struct scenario *s = scenario_b2b_nodes("MonitorEnabled = false", NULL, "MaxQps = 1", NULL,
+						"1,0ns,h0,h1,1MiB,\n2,0ns,h0,h1,1MiB,\n");
+	const struct table *msg;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	assert_true(scenario_counter(s, "h1", "rx_drop_max_qps") > 0);
+	msg = messages(s);
+	assert_string_equal(table_cell(msg, 0, "verified"), "true");
+	assert_string_equal(table_cell(msg, 1, "verified"), "true");
+	assert_true(scenario_counter(s, "h0", "retx_timeout") > 0);
+	scenario_free(s);
+}
+
+/* §12 rule 11: a receiving QP that sees no packet for 8 x InitialAckTimeout
+ * before completing is reclaimed and counted: here its sender ran out of
+ * retry budget on the last packet, which never arrives. */
+static void test_idle_receiving_qp_reclaimed(void **state)
+{
+	struct scenario *s =
+	    scenario_b2b("ExponentialRetryCount = 0", "drop = h0>h1 data psn=1 count=all",
+			 "1,0ns,h0,h1,8KiB,\n");
+	const struct table *ev;
+	uint64_t created = 0, reclaimed = 0, last_rx = 0;
+	const struct table *m;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 1);
+	ev = scenario_table(s, "mrc-events.csv");
+	for (size_t r = 0; r < ev->nrows; r++) {
+		if (strcmp(table_cell(ev, r, "node"), "h1"))
+			continue;
+		if (!strcmp(table_cell(ev, r, "event"), "QP_CREATED"))
+			created = table_u64(ev, r, "time_ps");
+		if (!strcmp(table_cell(ev, r, "event"), "QP_RECLAIMED"))
+			reclaimed = table_u64(ev, r, "time_ps");
+	}
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows; r++)
+		if (monitor_is(m, r, "h1", "rx", "DATA"))
+			last_rx = table_u64(m, r, "time_ps");
+	assert_true(created > 0);
+	assert_int_equal(reclaimed, last_rx + 8 * 150 * US);
+	assert_int_equal(scenario_counter(s, "h1", "qps_reclaimed"), 1);
+	scenario_free(s);
+}
+
+/* PROTOCOL.md §1: IcrcEnabled appends the 4-byte RoCEv2 ICRC; every size
+ * grows by 4 and the message still arrives, verified. */
+static void test_icrc_adds_four_bytes(void **state)
+{
+	struct scenario *s = scenario_b2b("IcrcEnabled = true", NULL, "1,0ns,h0,h1,64KiB,\n");
+	const struct table *m;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	assert_int_equal(table_u64(m, monitor_find_tx(m, "h0", 0, 1), "wire_bytes"), 4174 + 4);
+	for (size_t r = 0; r < m->nrows; r++)
+		if (monitor_is(m, r, "h1", "tx", "SACK"))
+			assert_int_equal(table_u64(m, r, "wire_bytes"), 94 + 4);
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "true");
 	scenario_free(s);
 }
 
@@ -600,7 +721,11 @@ int main(void)
 	    cmocka_unit_test(test_last_packet_lost_timer),
 	    cmocka_unit_test(test_retry_budget_error_state),
 	    cmocka_unit_test(test_timer_schedule_attributes),
+	    cmocka_unit_test(test_timeout_value_probed_back),
 	    cmocka_unit_test(test_lost_final_ack_rerequest),
+	    cmocka_unit_test(test_max_qps_refused_then_recovered),
+	    cmocka_unit_test(test_idle_receiving_qp_reclaimed),
+	    cmocka_unit_test(test_icrc_adds_four_bytes),
 	    cmocka_unit_test(test_qp_groups_share_one_window),
 	    cmocka_unit_test(test_new_group_when_nothing_open),
 	    cmocka_unit_test(test_rtt_samples),

@@ -5,8 +5,6 @@
 
 #include "nic_impl.h"
 
-#define FIRST_QPN 0x100 /* QPs 0..2 are reserved (2 is the probe endpoint) */
-
 struct nic *nic_new(const struct nic_params *prm)
 {
 	struct nic *nic = calloc(1, sizeof(*nic));

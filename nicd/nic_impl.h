@@ -13,18 +13,18 @@
 #define NIC_COUNTERS(X)                                                                            \
 	X(tx_data_pkts)                                                                            \
 	X(tx_data_bytes)                                                                           \
-	X(tx_retx_pkts) X(retx_timeout) X(retx_nack) X(retx_sack_gap) X(tx_ack) X(tx_sack)         \
-	    X(tx_nack) X(tx_probe) X(tx_ar_pkts) X(completion_rerequests) X(rx_data_pkts)          \
-		X(rx_data_bytes) X(rx_dup_pkts) X(rx_ooo_events) X(rx_trimmed) X(rx_ack)           \
-		    X(rx_sack) X(rx_nack) X(rx_nack_unknown) X(rx_probe) X(rx_drop_ingress_full)   \
-			X(rx_drop_unknown_qp) X(rx_drop_max_qps) X(rx_drop_psn_window)             \
-			    X(rx_drop_not_for_us) X(rx_drop_qp_error) X(rx_pattern_errors)         \
-				X(tx_drop_link_lost) X(tx_drop_link_down) X(tx_drop_rule)          \
-				    X(tx_drop_ctl_pool) X(msgs_posted) X(msgs_refused)             \
-					X(msgs_completed) X(msgs_received) X(qp_error)             \
-					    X(qps_created) X(qps_closed) X(qps_reclaimed)          \
-						X(timeouts_ignored) X(rtt_samples)                 \
-						    X(pcie_write_bytes) X(probes_answered)
+	X(tx_retx_pkts)                                                                            \
+	X(retx_timeout) X(retx_nack) X(retx_sack_gap) X(tx_ack) X(tx_sack) X(tx_nack) X(tx_probe)  \
+	    X(tx_ar_pkts) X(completion_rerequests) X(rx_data_pkts) X(rx_data_bytes) X(rx_dup_pkts) \
+		X(rx_ooo_events) X(rx_trimmed) X(rx_ack) X(rx_sack) X(rx_nack) X(rx_nack_unknown)  \
+		    X(rx_probe) X(rx_drop_ingress_full) X(rx_drop_unknown_qp) X(rx_for_closed_qp)  \
+			X(rx_drop_max_qps) X(rx_drop_psn_window) X(rx_drop_not_for_us)             \
+			    X(rx_drop_qp_error) X(rx_pattern_errors) X(tx_drop_link_lost)          \
+				X(tx_drop_link_down) X(tx_drop_rule) X(tx_drop_ctl_pool)           \
+				    X(msgs_posted) X(msgs_refused) X(msgs_completed)               \
+					X(msgs_received) X(qp_error) X(qps_created) X(qps_closed)  \
+					    X(qps_reclaimed) X(timeouts_ignored) X(rtt_samples)    \
+						X(pcie_write_bytes) X(probes_answered)
 
 struct nic_counters {
 #define NIC_COUNTER_FIELD(n) uint64_t n;
@@ -32,6 +32,8 @@ struct nic_counters {
 #undef NIC_COUNTER_FIELD
 	uint64_t rx_drop_wire[WIRE_ERROR_COUNT];
 };
+
+#define FIRST_QPN 0x100 /* QPs 0..2 are reserved (2 is the probe endpoint) */
 
 /* Why a data packet was transmitted (mrc-monitor rtx_origin). */
 enum rtx_origin { RTX_NONE, RTX_TIMEOUT, RTX_NACK, RTX_SACK_GAP, RTX_REREQUEST };
@@ -253,6 +255,8 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip);
 struct nic_qp_recv *nic_recv_find_or_create(struct nic *nic, const struct pkt *p, ps_t now,
 					    bool *created);
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
+struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq);
+void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
 void nic_recv_close(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
 void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 static inline struct nic_seg *nic_seg(const struct nic_qp_send *sq, uint64_t idx)

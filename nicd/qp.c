@@ -185,13 +185,31 @@ void nic_recv_close(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 	    events_schedule(nic->ev, now + 4 * nic->a.initial_ack_timeout, recv_linger_end, rq);
 }
 
+/* What a completion or a failure tells the host about a sending side. */
+struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq)
+{
+	return (struct nic_msg_info){.msg_id = sq->msg_id,
+				     .src_ip = nic->ip,
+				     .dst_ip = sq->peer_ip,
+				     .local_qpn = sq->qpn,
+				     .remote_qpn = sq->remote_qpn,
+				     .bytes = sq->bytes,
+				     .posted = sq->posted,
+				     .retransmissions = sq->retransmissions};
+}
+
+/* An mrc-events row for a sending side. */
+void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now)
+{
+	nic_event(nic, now, what, sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id, sq->bytes);
+}
+
 /* §12 rule 11: the sending side closes at MSG_COMPLETE. */
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
 	events_cancel(nic->ev, sq->rerequest);
 	nic->c.qps_closed++;
-	nic_event(nic, now, "QP_CLOSED", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
-		  sq->bytes);
+	nic_send_event(nic, sq, "QP_CLOSED", now);
 	nic_turn_remove(sq->group, sq);
 	nic_spray_senders(nic, sq->dest, -1, now);
 	/* What it retired may have opened the window for the others. */
@@ -222,17 +240,10 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_turn_remove(sq->group, sq);
 	nic_sched_update(nic, sq->group);
 	sq->rtx_pending = 0;
-	nic_event(nic, now, "QP_ERROR", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
-		  sq->bytes);
+	nic_send_event(nic, sq, "QP_ERROR", now);
 	nic_monitor_qp_error(nic, sq->qpn, now);
-	struct nic_msg_info m = {.msg_id = sq->msg_id,
-				 .src_ip = nic->ip,
-				 .dst_ip = sq->peer_ip,
-				 .local_qpn = sq->qpn,
-				 .remote_qpn = sq->remote_qpn,
-				 .bytes = sq->bytes,
-				 .posted = sq->posted,
-				 .retransmissions = sq->retransmissions};
-	if (nic->host.failed)
+	if (nic->host.failed) {
+		struct nic_msg_info m = nic_send_info(nic, sq);
 		nic->host.failed(nic->host.ctx, &m, now);
+	}
 }

@@ -9,6 +9,12 @@ static struct nic_qp_send *send_qp(struct nic *nic, const struct pkt *p)
 {
 	struct nic_qp_send *sq = hmap_get(&nic->send_qps, p->dqpn);
 
+	if (!sq && p->dqpn >= FIRST_QPN && p->dqpn < nic->next_qpn) {
+		/* QP numbers are not reused: this one closed.  Normally the SACK
+		 * that follows a message's final cumulative ACK (§12 rule 3). */
+		nic->c.rx_for_closed_qp++;
+		return NULL;
+	}
 	if (!sq || sq->peer_ip != p->src_ip) {
 		nic->c.rx_drop_unknown_qp++;
 		return NULL;
@@ -69,19 +75,11 @@ static void learn_remote(struct nic_qp_send *sq, uint32_t responder_qpn)
 
 static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
-	struct nic_msg_info m = {.msg_id = sq->msg_id,
-				 .src_ip = nic->ip,
-				 .dst_ip = sq->peer_ip,
-				 .local_qpn = sq->qpn,
-				 .remote_qpn = sq->remote_qpn,
-				 .bytes = sq->bytes,
-				 .posted = sq->posted,
-				 .retransmissions = sq->retransmissions};
+	struct nic_msg_info m = nic_send_info(nic, sq);
 
 	nic->c.msgs_completed++;
 	nic->open_msgs--;
-	nic_event(nic, now, "MSG_COMPLETE", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
-		  sq->bytes);
+	nic_send_event(nic, sq, "MSG_COMPLETE", now);
 	nic_send_close(nic, sq, now);
 	nic->host.completion(nic->host.ctx, MSG_COMPLETE, &m, now);
 }
@@ -371,16 +369,10 @@ static void rerequest_check(void *arg, ps_t now);
  * every 2 x InitialAckTimeout. */
 void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
-	struct nic_msg_info m = {.msg_id = sq->msg_id,
-				 .src_ip = nic->ip,
-				 .dst_ip = sq->peer_ip,
-				 .local_qpn = sq->qpn,
-				 .bytes = sq->bytes,
-				 .posted = sq->posted};
+	struct nic_msg_info m = nic_send_info(nic, sq);
 
 	sq->send_complete = true;
-	nic_event(nic, now, "SEND_COMPLETE", sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id,
-		  sq->bytes);
+	nic_send_event(nic, sq, "SEND_COMPLETE", now);
 	sq->rerequest =
 	    events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout, rerequest_check, sq);
 	nic->host.completion(nic->host.ctx, SEND_COMPLETE, &m, now);

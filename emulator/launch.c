@@ -700,38 +700,27 @@ static uint64_t counter(const char *reply, const char *name)
 	return launch_reply_u64(reply, name, &v) && v != UINT64_MAX ? v : 0;
 }
 
-/* The counters of the summary, as sim.c sums them. */
+static uint64_t reply_counter(const void *reply, const char *name)
+{
+	return counter(reply, name);
+}
+
+/* The counters of the summary, summed as sim.c sums them (outcome.c). */
 static void stats_collect(struct launch *l, struct launch_result *r)
 {
-	static const char *const sw_queue[] = {"drop_queue_full", "drop_trim_queue_full",
-					       "drop_ttl", "drop_no_route"};
-	static const char *const sw_link[] = {"drop_link_lost", "drop_link_down", "drop_link_rule",
-					      "drop_port_down"};
 	char reply[LAUNCH_REPLY_MAX];
 
 	for (int i = 0; i < l->t->nnodes; i++) {
-		const char *s = reply;
 		if (l->d[i].pid <= 0 || l->d[i].reaped ||
 		    !launch_ctl_send(l->d[i].ctl, "stats", reply, sizeof(reply), CTL_TIMEOUT_MS) ||
 		    strncmp(reply, "ok", 2))
 			continue;
 		if (l->t->nodes[i].kind == NODE_SWITCH) {
-			r->switch_trims += counter(s, "trimmed");
-			for (size_t k = 0; k < 4; k++) {
-				r->switch_drops += counter(s, sw_queue[k]);
-				r->drops += counter(s, sw_link[k]);
-			}
+			outcome_add_switch(&r->o, reply_counter, reply);
 			continue;
 		}
-		r->data_pkts += counter(s, "tx_data_pkts");
-		r->retx_timeout += counter(s, "retx_timeout");
-		r->retx_nack += counter(s, "retx_nack");
-		r->retx_sack_gap += counter(s, "retx_sack_gap");
-		r->rerequests += counter(s, "completion_rerequests");
-		r->trims += counter(s, "rx_trimmed");
-		r->drops += counter(s, "tx_drop_link_lost") + counter(s, "tx_drop_link_down") +
-			    counter(s, "tx_drop_rule");
-		r->failed += counter(s, "qp_error");
+		outcome_add_nic(&r->o, reply_counter, reply);
+		r->o.failed += counter(reply, "qp_error");
 	}
 }
 
@@ -754,7 +743,6 @@ static int exits_check(struct launch *l)
 
 static int finish(struct launch *l, struct launch_result *r)
 {
-	struct launch_messages m = {0};
 	struct launch_lateness lat = {0};
 	int rc;
 
@@ -762,26 +750,20 @@ static int finish(struct launch *l, struct launch_result *r)
 	stats_collect(l, r);
 	stop_daemons(l);
 	rc = exits_check(l);
-	if (!launch_merge(l->t, &l->w, l->outdir, &m, &lat, l->report))
+	if (!launch_merge(l->t, &l->w, l->outdir, &r->o, &lat, l->report))
 		return 1;
 	r->merged = true;
-	r->messages = m.messages;
-	r->completed = m.completed;
-	r->unverified = m.unverified;
-	r->fct_p50 = m.fct_p50;
-	r->fct_p99 = m.fct_p99;
-	r->fct_max = m.fct_max;
 	r->frames = lat.frames;
 	r->stamped = lat.stamped;
 	r->violations = lat.violations;
 	r->late_p50_ns = lat.late_p50_ns;
 	r->late_p99_ns = lat.late_p99_ns;
 	r->late_max_ns = lat.late_max_ns;
-	if (!rc && (r->completed < r->messages || r->unverified))
+	if (!rc && (r->o.completed < r->o.messages || r->o.unverified))
 		rc =
 		    fail(l, "%llu of %llu messages did not complete verified (see %s/messages.csv)",
-			 (unsigned long long)(r->messages - r->completed + r->unverified),
-			 (unsigned long long)r->messages, l->outdir);
+			 (unsigned long long)(r->o.messages - r->o.completed + r->o.unverified),
+			 (unsigned long long)r->o.messages, l->outdir);
 	return rc;
 }
 
@@ -856,23 +838,7 @@ void launch_print_summary(const struct launch_result *r, FILE *out)
 {
 	char a[32], b[32], c[32], d[32];
 
-	fprintf(out, "messages: %llu of %llu completed", (unsigned long long)r->completed,
-		(unsigned long long)r->messages);
-	if (r->failed)
-		fprintf(out, ", %llu QP errors", (unsigned long long)r->failed);
-	if (r->unverified)
-		fprintf(out, ", %llu not verified", (unsigned long long)r->unverified);
-	fprintf(out, "\ncompletion time: p50 %s  p99 %s  max %s\n", time_format(r->fct_p50, a, 32),
-		time_format(r->fct_p99, b, 32), time_format(r->fct_max, c, 32));
-	fprintf(out,
-		"data packets: %llu  retransmissions: timeout %llu, nack %llu, sack gap %llu; "
-		"re-requests %llu\ntrims: %llu (switches %llu)  switch queue drops: %llu  "
-		"link drops: %llu\n",
-		(unsigned long long)r->data_pkts, (unsigned long long)r->retx_timeout,
-		(unsigned long long)r->retx_nack, (unsigned long long)r->retx_sack_gap,
-		(unsigned long long)r->rerequests, (unsigned long long)r->trims,
-		(unsigned long long)r->switch_trims, (unsigned long long)r->switch_drops,
-		(unsigned long long)r->drops);
+	outcome_print(&r->o, out);
 	fprintf(out,
 		"causality violations: %llu of %llu stamped frames  lateness: p50 %s  p99 %s  "
 		"max %s\n",

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "outcome.h"
 #include "time.h"
 
 /* Where the control sockets, pid files and daemon logs live. */
@@ -27,11 +28,7 @@ struct launch_options {
 
 /* What a run did, for the summary and for tests. */
 struct launch_result {
-	uint64_t messages, completed, failed, unverified;
-	uint64_t data_pkts;
-	uint64_t retx_timeout, retx_nack, retx_sack_gap, rerequests, trims, drops;
-	uint64_t switch_trims, switch_drops; /* trimmed; dropped at queues, TTL, routes */
-	ps_t fct_p50, fct_p99, fct_max;
+	struct run_outcome o;
 	ps_t end; /* virtual time when the daemons were stopped */
 	uint64_t scale;
 	uint64_t frames, stamped, violations;		/* over every daemon */

@@ -143,7 +143,7 @@ static void merge_records(const struct topology *t, const char *rundir, FILE *ou
 {
 	char path[LAUNCH_PATH_MAX], outdir[PATH_MAX] = "", err[TOPO_ERR_MAX];
 	struct workload w = {0};
-	struct launch_messages m = {0};
+	struct run_outcome m = {0};
 	struct launch_lateness lat = {0};
 	FILE *f;
 

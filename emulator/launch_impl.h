@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "launch.h"
+#include "outcome.h"
 #include "topology.h"
 #include "workload.h"
 
@@ -75,11 +76,6 @@ struct launch_lateness {
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* worst daemon */
 };
 
-struct launch_messages {
-	uint64_t messages, completed, unverified;
-	uint64_t fct_p50, fct_p99, fct_max; /* ps */
-};
-
 /* Remove the per-node files of t's nodes from dir (stale ones from an
  * earlier run would otherwise be merged). */
 void launch_clean_records(const struct topology *t, const char *dir);
@@ -90,6 +86,6 @@ void launch_clean_records(const struct topology *t, const char *dir);
  * time_ps then node, lateness.csv; then remove the per-node files.  Fills
  * m and lat; false with one line on report on failure. */
 bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
-		  struct launch_messages *m, struct launch_lateness *lat, FILE *report);
+		  struct run_outcome *m, struct launch_lateness *lat, FILE *report);
 
 #endif

@@ -221,12 +221,6 @@ static int cmp_row_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static const char *cell(char *const *row, int col)
 {
 	return row[col] ? row[col] : "";
@@ -255,16 +249,6 @@ static bool write_row(struct csv *c, const struct msg_row *r, bool *verified, ui
 	return done;
 }
 
-static void fct_percentiles(uint64_t *fct, size_t n, struct launch_messages *s)
-{
-	if (!n)
-		return;
-	qsort(fct, n, sizeof(*fct), cmp_u64);
-	s->fct_p50 = fct[(n - 1) / 2];
-	s->fct_p99 = fct[(n - 1) * 99 / 100];
-	s->fct_max = fct[n - 1];
-}
-
 /* A workload message whose daemons died before writing their rows: what
  * the workload says, and not verified. */
 static void write_unknown(struct csv *c, const struct topology *t, const struct workload_msg *w)
@@ -280,7 +264,7 @@ static void write_unknown(struct csv *c, const struct topology *t, const struct 
 }
 
 static bool write_messages(struct msg_table *m, const struct topology *t, const struct workload *w,
-			   const char *dir, struct launch_messages *s, FILE *report)
+			   const char *dir, struct run_outcome *s, FILE *report)
 {
 	struct csv *c = csv_open(dir, "messages.csv", DRIVER_MESSAGES_HEADER);
 	uint64_t *fct = calloc(m->n + 1, sizeof(*fct));
@@ -307,7 +291,7 @@ static bool write_messages(struct msg_table *m, const struct topology *t, const 
 			nfct++;
 		}
 	}
-	fct_percentiles(fct, nfct, s);
+	outcome_fct(s, fct, nfct);
 	free(fct);
 	if (!csv_close(c)) {
 		fprintf(report, "mrcemu: %s/messages.csv: write failed\n", dir);
@@ -317,7 +301,7 @@ static bool write_messages(struct msg_table *m, const struct topology *t, const 
 }
 
 static bool merge_messages(const struct topology *t, const struct workload *w, const char *dir,
-			   struct launch_messages *s, FILE *report)
+			   struct run_outcome *s, FILE *report)
 {
 	struct msg_table m = {.nworkload = w->count, .n = w->count, .cap = w->count};
 	char path[LAUNCH_PATH_MAX];
@@ -500,7 +484,7 @@ static bool merge_lateness(const struct topology *t, const char *dir, struct lau
 }
 
 bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
-		  struct launch_messages *m, struct launch_lateness *lat, FILE *report)
+		  struct run_outcome *m, struct launch_lateness *lat, FILE *report)
 {
 	bool ok = merge_messages(t, w, dir, m, report);
 

@@ -73,7 +73,7 @@ struct sim {
 	struct csv *switch_stats;
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
-	bool progress;     /* a progress line on stderr (a terminal, not -q) */
+	bool progress;	    /* a progress line on stderr (a terminal, not -q) */
 	double progress_at; /* CPU time of the next line */
 };
 
@@ -356,25 +356,14 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 
 /* ---- the run ------------------------------------------------------------- */
 
-static int cmp_ps(const void *a, const void *b)
+static uint64_t nic_get(const void *nic, const char *name)
 {
-	ps_t x = *(const ps_t *)a, y = *(const ps_t *)b;
-	return x < y ? -1 : x > y;
+	return nic_counter(nic, name);
 }
 
-static void summarize_switch(struct sw *sw, struct sim_result *r)
+static uint64_t sw_get(const void *sw, const char *name)
 {
-	static const char *const queue[] = {"drop_queue_full", "drop_trim_queue_full", "drop_ttl",
-					    "drop_no_route"};
-	static const char *const link[] = {"drop_link_lost", "drop_link_down", "drop_link_rule",
-					   "drop_port_down"};
-
-	r->switch_trims += sw_counter(sw, "trimmed");
-	for (size_t k = 0; k < 4; k++) {
-		r->switch_drops += sw_counter(sw, queue[k]);
-		r->drops += sw_counter(sw, link[k]);
-	}
-	sw_finish(sw, r->end);
+	return sw_counter(sw, name);
 }
 
 static void summarize(struct sim *s, struct sim_result *r, FILE *report)
@@ -384,35 +373,25 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 
 	for (size_t i = 0; i < s->w.count; i++) {
 		const struct driver_msg *m = &s->driver.msgs[i];
-		r->completed += m->done;
-		r->failed += m->failed;
-		r->unverified += m->done && !(m->received && m->verified);
+		r->o.completed += m->done;
+		r->o.failed += m->failed;
+		r->o.unverified += m->done && !(m->received && m->verified);
 		if (m->done && fct)
 			fct[n++] = m->complete - m->posted;
 	}
 	driver_report(&s->driver, report);
-	if (fct && n) {
-		qsort(fct, n, sizeof(*fct), cmp_ps);
-		r->fct_p50 = fct[(n - 1) / 2];
-		r->fct_p99 = fct[(n - 1) * 99 / 100];
-		r->fct_max = fct[n - 1];
-	}
+	if (fct)
+		outcome_fct(&r->o, fct, n);
 	free(fct);
 	for (int i = 0; i < s->t->nnodes; i++) {
 		struct nic *nic = s->nodes[i].nic;
-		if (s->nodes[i].sw)
-			summarize_switch(s->nodes[i].sw, r);
+		if (s->nodes[i].sw) {
+			outcome_add_switch(&r->o, sw_get, s->nodes[i].sw);
+			sw_finish(s->nodes[i].sw, r->end);
+		}
 		if (!nic)
 			continue;
-		r->data_pkts += nic_counter(nic, "tx_data_pkts");
-		r->retx_timeout += nic_counter(nic, "retx_timeout");
-		r->retx_nack += nic_counter(nic, "retx_nack");
-		r->retx_sack_gap += nic_counter(nic, "retx_sack_gap");
-		r->rerequests += nic_counter(nic, "completion_rerequests");
-		r->trims += nic_counter(nic, "rx_trimmed");
-		r->drops += nic_counter(nic, "tx_drop_link_lost") +
-			    nic_counter(nic, "tx_drop_link_down") +
-			    nic_counter(nic, "tx_drop_rule");
+		outcome_add_nic(&r->o, nic_get, nic);
 		nic_finish(nic, r->end, report);
 	}
 }
@@ -507,7 +486,6 @@ static bool close_records(struct sim *s)
 	return ok;
 }
 
-
 static bool sim_load(struct sim *s, const struct sim_options *o, FILE *report)
 {
 	char err[TOPO_ERR_MAX];
@@ -556,15 +534,16 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	driver_start(&s.driver);
 	run_loop(&s, o->until ? o->until : s.t->emu.until, &r->capped);
 	if (r->capped)
-		fprintf(report, "mrcemu: stopped at %llu s of virtual time with messages still open; "
-				"set until (or --until) to run longer\n",
+		fprintf(report,
+			"mrcemu: stopped at %llu s of virtual time with messages still open; "
+			"set until (or --until) to run longer\n",
 			(unsigned long long)(SIM_DEFAULT_LIMIT / PS_PER_S));
 	r->end = events_now(s.q);
 	r->events = events_executed(s.q);
-	r->messages = s.w.count;
+	r->o.messages = s.w.count;
 	summarize(&s, r, report);
 	driver_write_messages(&s.driver, s.messages);
-	rc = r->completed == r->messages && !r->unverified ? 0 : 1;
+	rc = r->o.completed == r->o.messages && !r->o.unverified ? 0 : 1;
 out:
 	if (!close_records(&s))
 		rc = 2;
@@ -575,25 +554,9 @@ out:
 
 void sim_print_summary(const struct sim_result *r, FILE *out)
 {
-	char a[32], b[32], c[32], d[32];
+	char d[32];
 
-	fprintf(out, "messages: %llu of %llu completed", (unsigned long long)r->completed,
-		(unsigned long long)r->messages);
-	if (r->failed)
-		fprintf(out, ", %llu failed (QP error)", (unsigned long long)r->failed);
-	if (r->unverified)
-		fprintf(out, ", %llu not verified", (unsigned long long)r->unverified);
-	fprintf(out, "\ncompletion time: p50 %s  p99 %s  max %s\n", time_format(r->fct_p50, a, 32),
-		time_format(r->fct_p99, b, 32), time_format(r->fct_max, c, 32));
-	fprintf(out,
-		"data packets: %llu  retransmissions: timeout %llu, nack %llu, sack gap %llu; "
-		"re-requests %llu\ntrims: %llu (switches %llu)  switch queue drops: %llu  "
-		"link drops: %llu\n",
-		(unsigned long long)r->data_pkts, (unsigned long long)r->retx_timeout,
-		(unsigned long long)r->retx_nack, (unsigned long long)r->retx_sack_gap,
-		(unsigned long long)r->rerequests, (unsigned long long)r->trims,
-		(unsigned long long)r->switch_trims, (unsigned long long)r->switch_drops,
-		(unsigned long long)r->drops);
+	outcome_print(&r->o, out);
 	fprintf(out, "virtual time: %s  events: %llu  cpu: %.3f s\nrecords: %s/\n",
 		time_format(r->end, d, 32), (unsigned long long)r->events, r->cpu_seconds,
 		r->outdir);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "outcome.h"
 #include "time.h"
 
 /* Without `until`, a run stops when every message has completed or failed,
@@ -17,21 +18,17 @@
 struct sim_options {
 	const char *topology; /* the topology file */
 	const char *outdir;   /* NULL: out/<emulation name> */
-	bool capture;         /* pcaps of every port (also `capture = on`) */
+	bool capture;	      /* pcaps of every port (also `capture = on`) */
 	bool seed_set;
-	uint64_t seed;        /* overrides the topology's */
-	ps_t until;           /* 0: the topology's, else until the workload ends */
-	bool quiet;           /* no progress line */
+	uint64_t seed; /* overrides the topology's */
+	ps_t until;    /* 0: the topology's, else until the workload ends */
+	bool quiet;    /* no progress line */
 };
 
 /* What a run did, for the summary and for tests. */
 struct sim_result {
-	uint64_t messages, completed, failed, unverified;
+	struct run_outcome o;
 	uint64_t events;
-	uint64_t data_pkts;
-	uint64_t retx_timeout, retx_nack, retx_sack_gap, rerequests, trims, drops;
-	uint64_t switch_trims, switch_drops; /* trimmed; dropped at queues, TTL, routes */
-	ps_t fct_p50, fct_p99, fct_max;
 	ps_t end;
 	bool capped; /* stopped at SIM_DEFAULT_LIMIT */
 	double cpu_seconds;

@@ -696,8 +696,8 @@ static void test_scenario_incast(void **state)
 
 	(void)state;
 	assert_int_equal(scenario_run(s), 0);
-	assert_int_equal(s->r.completed, 7);
-	assert_true(s->r.trims > 0);
+	assert_int_equal(s->r.o.completed, 7);
+	assert_true(s->r.o.trims > 0);
 	t = cc(s);
 	assert_bounds(t, 4156, 374040);
 	assert_true(count_cause(t, "quick_adapt") > 0);
@@ -726,9 +726,9 @@ static void test_scenario_incast(void **state)
 		}
 	}
 	assert_int_equal(scenario_run(none), 0);
-	assert_int_equal(none->r.completed, 7);
+	assert_int_equal(none->r.o.completed, 7);
 	assert_int_equal(count_cause(cc(none), "new_group"), cc(none)->nrows);
-	assert_true(s->r.trims < none->r.trims);
+	assert_true(s->r.o.trims < none->r.o.trims);
 	scenario_free(s);
 	scenario_free(none);
 }

@@ -13,10 +13,9 @@
 
 #include "../emulator/wire.h"
 #include "../pcap/capture.h"
+#include "lib/vectors.h"
 
-#define IP_A 0x0A000001u /* 10.0.0.1 */
-#define IP_B 0x0A000002u /* 10.0.0.2 */
-#define NVEC 8
+#define NVEC	 8
 
 /* VECTORS.md, sections 1-8, as printed there. */
 static const char *const vector_hex[NVEC] = {
@@ -104,97 +103,22 @@ static size_t unhex(const char *s, uint8_t *out, size_t cap)
 	return n;
 }
 
-static void set_hosts(struct pkt *p, bool from_a)
-{
-	static const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 1}, mac_b[6] = {2, 0, 0, 0, 0, 2};
-
-	memcpy(p->src_mac, from_a ? mac_a : mac_b, 6);
-	memcpy(p->dst_mac, from_a ? mac_b : mac_a, 6);
-	p->src_ip = from_a ? IP_A : IP_B;
-	p->dst_ip = from_a ? IP_B : IP_A;
-	p->ttl = WIRE_TTL;
-	p->dport = WIRE_ROCE_PORT;
-}
-
 static void data_pkt(struct pkt *p, uint8_t op, uint16_t sport, uint8_t flags, uint32_t dqpn,
 		     uint32_t psn)
 {
-	memset(p, 0, sizeof *p);
-	set_hosts(p, true);
-	p->dscp = 2;
-	p->ecn = WIRE_ECN_ECT0;
-	p->sport = sport;
-	p->opcode = op;
+	vec_base(p, true, op, sport, dqpn, psn);
 	p->flags = flags;
-	p->dqpn = dqpn;
-	p->psn = psn;
 }
 
 static void control_pkt(struct pkt *p, uint8_t op, uint16_t sport, uint32_t dqpn, uint32_t psn)
 {
-	memset(p, 0, sizeof *p);
-	set_hosts(p, false);
-	p->dscp = 17;
-	p->ecn = WIRE_ECN_NOT_ECT;
-	p->sport = sport;
-	p->opcode = op;
-	p->dqpn = dqpn;
-	p->psn = psn;
+	vec_base(p, false, op, sport, dqpn, psn);
 }
 
 /* The fields VECTORS.md describes for vector i (0-based). */
 static void vector_pkt(int i, struct pkt *p)
 {
-	switch (i) {
-	case 0:
-		data_pkt(p, WIRE_OP_WRITE_FIRST, 256, WIRE_BTH_C, 0x100, 0);
-		p->msn = 1, p->va = wire_va(1, 0), p->dma_len = 24, p->payload_len = 16;
-		break;
-	case 1:
-		data_pkt(p, WIRE_OP_WRITE_LAST, 257, WIRE_BTH_A, 0x200, 1);
-		p->msn = 1, p->va = wire_va(1, 16), p->dma_len = 24, p->payload_len = 8;
-		p->msg_offset = 16;
-		break;
-	case 2:
-		data_pkt(p, WIRE_OP_WRITE_ONLY, 300, WIRE_BTH_RTX | WIRE_BTH_A | WIRE_BTH_TS, 0x200,
-			 7);
-		p->dscp = 3, p->msn = 2, p->tseth_time = 0x1234;
-		p->va = wire_va(2, 0), p->dma_len = 8, p->payload_len = 8;
-		break;
-	case 3:
-		control_pkt(p, WIRE_OP_ACK, 260, 0x100, 1);
-		p->u.aeth.syndrome = WIRE_AETH_ACK, p->u.aeth.msn = 1;
-		break;
-	case 4:
-		control_pkt(p, WIRE_OP_SACK, 261, 0x100, 5);
-		p->u.sack.seth = (struct wire_seth){.m = WIRE_M_SKIP_ONCE,
-						    .ack_psn_offset = 3,
-						    .entropy_echo = 0x105,
-						    .responder_qpn = 0x200,
-						    .cack_psn = 5,
-						    .cc_type = 1,
-						    .mpr = 8,
-						    .sack_offset = 1,
-						    .bitmap = 0x6};
-		p->u.sack.cc.rcv_bytes = 0x21;
-		break;
-	case 5:
-		control_pkt(p, WIRE_OP_NACK, 262, 0x100, 6);
-		p->u.neth = (struct wire_neth){.code = WIRE_NACK_TRIMMED_LASTHOP,
-					       .entropy_echo = 0x106,
-					       .responder_qpn = 0x200,
-					       .nack_psn = 6,
-					       .cc = 0x10};
-		break;
-	case 6:
-		data_pkt(p, WIRE_OP_PROBE, 290, 0, WIRE_ENDPOINT_QPN, 0);
-		p->u.peth = (struct wire_peth){.probe_id = 7, .prober = IP_A, .ts = 0x42};
-		break;
-	case 7:
-		data_pkt(p, WIRE_OP_WRITE_MIDDLE, 258, 0, 0x200, 3);
-		p->dscp = 10, p->ttl = 63, p->msn = 1, p->trimmed = true;
-		break;
-	}
+	vectors_pkt(i + 1, p);
 }
 
 /* Field by field: padding inside the structs is not the codec's. */
@@ -477,7 +401,7 @@ static void test_round_trip_control(void **state)
 		/* probe, and its answer: a SACK to QP 2 with PR = 1, ack_psn_offset =
 		 * the probe id, the entropy echoed, all PSN fields 0 (PROTOCOL.md §1) */
 		data_pkt(&p, WIRE_OP_PROBE, 333, 0, WIRE_ENDPOINT_QPN, 0);
-		p.u.peth = (struct wire_peth){.probe_id = 0xFFFF, .prober = IP_A, .ts = 0xFFFE};
+		p.u.peth = (struct wire_peth){.probe_id = 0xFFFF, .prober = VEC_IP_A, .ts = 0xFFFE};
 		p.icrc = icrc;
 		round_trip(&p);
 		control_pkt(&p, WIRE_OP_SACK, 270, WIRE_ENDPOINT_QPN, 0);
@@ -842,16 +766,16 @@ static void test_pattern(void **state)
 
 	(void)state;
 	/* VECTORS.md 1: offset 0 of MSN 1 from 10.0.0.1 is 0x09 */
-	assert_int_equal(wire_pattern_byte(IP_A, 1, 0), 0x09);
-	assert_int_equal(wire_pattern_byte(IP_A, 2, 0), 0x16);
-	wire_pattern_fill(buf, sizeof buf, IP_A, 7, 1000);
+	assert_int_equal(wire_pattern_byte(VEC_IP_A, 1, 0), 0x09);
+	assert_int_equal(wire_pattern_byte(VEC_IP_A, 2, 0), 0x16);
+	wire_pattern_fill(buf, sizeof buf, VEC_IP_A, 7, 1000);
 	for (uint32_t i = 0; i < sizeof buf; i++)
-		assert_int_equal(buf[i], (1000 + i + 13 * 7 + IP_A) % 251);
-	assert_int_equal(wire_pattern_check(buf, sizeof buf, IP_A, 7, 1000), 0);
-	assert_int_equal(wire_pattern_check(buf, sizeof buf, IP_A, 7, 1001), sizeof buf);
+		assert_int_equal(buf[i], (1000 + i + 13 * 7 + VEC_IP_A) % 251);
+	assert_int_equal(wire_pattern_check(buf, sizeof buf, VEC_IP_A, 7, 1000), 0);
+	assert_int_equal(wire_pattern_check(buf, sizeof buf, VEC_IP_A, 7, 1001), sizeof buf);
 	buf[300] ^= 0x80;
 	buf[599] ^= 0x01;
-	assert_int_equal(wire_pattern_check(buf, sizeof buf, IP_A, 7, 1000), 2);
+	assert_int_equal(wire_pattern_check(buf, sizeof buf, VEC_IP_A, 7, 1000), 2);
 }
 
 static void test_psn(void **state)

@@ -14,118 +14,32 @@
 
 #include "../../emulator/wire.h"
 #include "../../pcap/capture.h"
+#include "../lib/vectors.h"
 
-#define IP_A	      0x0A000001u /* 10.0.0.1 */
-#define IP_B	      0x0A000002u /* 10.0.0.2 */
 #define NFRAMES	      19
 #define TRAILER_STAMP 1234567890ULL
-
-static void base(struct pkt *p, bool from_a, uint8_t op, uint16_t sport, uint32_t dqpn,
-		 uint32_t psn)
-{
-	static const uint8_t mac_a[6] = {2, 0, 0, 0, 0, 1}, mac_b[6] = {2, 0, 0, 0, 0, 2};
-
-	memset(p, 0, sizeof *p);
-	memcpy(p->src_mac, from_a ? mac_a : mac_b, 6);
-	memcpy(p->dst_mac, from_a ? mac_b : mac_a, 6);
-	p->src_ip = from_a ? IP_A : IP_B;
-	p->dst_ip = from_a ? IP_B : IP_A;
-	p->ttl = WIRE_TTL;
-	p->dport = WIRE_ROCE_PORT;
-	p->dscp = from_a ? 2 : 17;
-	p->ecn = from_a ? WIRE_ECN_ECT0 : WIRE_ECN_NOT_ECT;
-	p->opcode = op;
-	p->sport = sport;
-	p->dqpn = dqpn;
-	p->psn = psn;
-}
-
-static void data(struct pkt *p, uint8_t op, uint16_t sport, uint8_t flags, uint32_t dqpn,
-		 uint32_t psn, uint16_t msn, uint32_t msg_index, uint64_t offset, uint32_t len,
-		 uint32_t dma_len)
-{
-	base(p, true, op, sport, dqpn, psn);
-	p->flags = flags;
-	p->msn = msn;
-	p->va = wire_va(msg_index, offset);
-	p->msg_offset = offset;
-	p->payload_len = len;
-	p->dma_len = dma_len;
-}
-
-/* VECTORS.md 1-8 from their descriptions. */
-static void vector_frame(int n, struct pkt *p)
-{
-	switch (n) {
-	case 1:
-		data(p, WIRE_OP_WRITE_FIRST, 256, WIRE_BTH_C, 0x100, 0, 1, 1, 0, 16, 24);
-		break;
-	case 2:
-		data(p, WIRE_OP_WRITE_LAST, 257, WIRE_BTH_A, 0x200, 1, 1, 1, 16, 8, 24);
-		break;
-	case 3:
-		data(p, WIRE_OP_WRITE_ONLY, 300, WIRE_BTH_RTX | WIRE_BTH_A | WIRE_BTH_TS, 0x200, 7,
-		     2, 2, 0, 8, 8);
-		p->dscp = 3, p->tseth_time = 0x1234;
-		break;
-	case 4:
-		base(p, false, WIRE_OP_ACK, 260, 0x100, 1);
-		p->u.aeth = (struct wire_aeth){.syndrome = WIRE_AETH_ACK, .msn = 1};
-		break;
-	case 5:
-		base(p, false, WIRE_OP_SACK, 261, 0x100, 5);
-		p->u.sack.seth = (struct wire_seth){.m = WIRE_M_SKIP_ONCE,
-						    .ack_psn_offset = 3,
-						    .entropy_echo = 0x105,
-						    .responder_qpn = 0x200,
-						    .cack_psn = 5,
-						    .cc_type = 1,
-						    .mpr = 8,
-						    .sack_offset = 1,
-						    .bitmap = 0x6};
-		p->u.sack.cc.rcv_bytes = 0x21;
-		break;
-	case 6:
-		base(p, false, WIRE_OP_NACK, 262, 0x100, 6);
-		p->u.neth = (struct wire_neth){.code = WIRE_NACK_TRIMMED_LASTHOP,
-					       .entropy_echo = 0x106,
-					       .responder_qpn = 0x200,
-					       .nack_psn = 6,
-					       .cc = 0x10};
-		break;
-	case 7:
-		base(p, true, WIRE_OP_PROBE, 290, WIRE_ENDPOINT_QPN, 0);
-		p->u.peth = (struct wire_peth){.probe_id = 7, .prober = IP_A, .ts = 0x42};
-		break;
-	case 8:
-		data(p, WIRE_OP_WRITE_MIDDLE, 258, 0, 0x200, 3, 1, 1, 0, 0, 0);
-		p->dscp = 10, p->ttl = 63;
-		wire_trim(p);
-		break;
-	}
-}
 
 /* Frames 9-13 (tests/tools in /tmp/fields.md's list). */
 static void more_frame(int n, struct pkt *p)
 {
 	switch (n) {
 	case 9:
-		data(p, WIRE_OP_WRITE_MIDDLE, 259, 0, 0x200, 3, 1, 1, 8192, 4096, 16384);
+		vec_data(p, WIRE_OP_WRITE_MIDDLE, 259, 0, 0x200, 3, 1, 1, 8192, 4096, 16384);
 		break;
 	case 10:
-		data(p, WIRE_OP_WRITE_FIRST, 263, WIRE_BTH_C | WIRE_BTH_TS, 0x100, 4, 2, 2, 0, 4096,
-		     12288);
+		vec_data(p, WIRE_OP_WRITE_FIRST, 263, WIRE_BTH_C | WIRE_BTH_TS, 0x100, 4, 2, 2, 0,
+			 4096, 12288);
 		p->tseth_time = 0x0ABC;
 		break;
 	case 11:
-		data(p, WIRE_OP_WRITE_ONLY, 264, WIRE_BTH_A, 0x200, 5, 3, 3, 0, 0, 0);
+		vec_data(p, WIRE_OP_WRITE_ONLY, 264, WIRE_BTH_A, 0x200, 5, 3, 3, 0, 0, 0);
 		break;
 	case 12:
-		base(p, false, WIRE_OP_ACK, 265, 0x100, 5);
+		vec_base(p, false, WIRE_OP_ACK, 265, 0x100, 5);
 		p->u.aeth = (struct wire_aeth){.syndrome = WIRE_AETH_ACK, .msn = 3};
 		break;
 	case 13:
-		base(p, false, WIRE_OP_SACK, 266, 0x100, 1000);
+		vec_base(p, false, WIRE_OP_SACK, 266, 0x100, 1000);
 		p->u.sack.seth = (struct wire_seth){.m = WIRE_M_ALWAYS_SKIP,
 						    .ack_psn_offset = 25,
 						    .entropy_echo = 0x110,
@@ -146,7 +60,7 @@ static void last_frame(int n, struct pkt *p)
 {
 	switch (n) {
 	case 14:
-		base(p, false, WIRE_OP_NACK, 0x107, 0x100, 12);
+		vec_base(p, false, WIRE_OP_NACK, 0x107, 0x100, 12);
 		p->u.neth = (struct wire_neth){.code = WIRE_NACK_TRIMMED,
 					       .entropy_echo = 0x107,
 					       .responder_qpn = 0x200,
@@ -155,7 +69,7 @@ static void last_frame(int n, struct pkt *p)
 					       .ts_echo = 0x0ABC};
 		break;
 	case 15:
-		base(p, false, WIRE_OP_NACK, 300, 0x100, 9000);
+		vec_base(p, false, WIRE_OP_NACK, 300, 0x100, 9000);
 		p->u.neth = (struct wire_neth){.code = WIRE_NACK_PSN_OOR_WINDOW,
 					       .entropy_echo = 300,
 					       .responder_qpn = 0x200,
@@ -163,22 +77,22 @@ static void last_frame(int n, struct pkt *p)
 					       .cc = 0x10};
 		break;
 	case 16: /* the answer to vector 7's probe (PROTOCOL.md §1, Probe) */
-		base(p, false, WIRE_OP_SACK, 267, WIRE_ENDPOINT_QPN, 0);
+		vec_base(p, false, WIRE_OP_SACK, 267, WIRE_ENDPOINT_QPN, 0);
 		p->u.sack.seth = (struct wire_seth){
 		    .pr = true, .ack_psn_offset = 7, .entropy_echo = 290, .cc_type = 1};
 		break;
 	case 17:
-		data(p, WIRE_OP_WRITE_FIRST, 270, WIRE_BTH_TS, 0x200, 20, 4, 4, 0, 4096, 8192);
+		vec_data(p, WIRE_OP_WRITE_FIRST, 270, WIRE_BTH_TS, 0x200, 20, 4, 4, 0, 4096, 8192);
 		p->tseth_time = 0x2222;
 		wire_trim(p);
 		p->dscp = 9, p->ttl = 63;
 		break;
 	case 18:
-		data(p, WIRE_OP_WRITE_ONLY, 271, 0, 0x200, 21, 5, 5, 0, 100, 100);
+		vec_data(p, WIRE_OP_WRITE_ONLY, 271, 0, 0x200, 21, 5, 5, 0, 100, 100);
 		p->icrc = true;
 		break;
 	case 19:
-		data(p, WIRE_OP_WRITE_LAST, 272, WIRE_BTH_A, 0x200, 22, 6, 6, 4096, 904, 5000);
+		vec_data(p, WIRE_OP_WRITE_LAST, 272, WIRE_BTH_A, 0x200, 22, 6, 6, 4096, 904, 5000);
 		break;
 	}
 }
@@ -186,7 +100,7 @@ static void last_frame(int n, struct pkt *p)
 static void frame_pkt(int n, struct pkt *p)
 {
 	if (n <= 8)
-		vector_frame(n, p);
+		vectors_pkt(n, p);
 	else if (n <= 13)
 		more_frame(n, p);
 	else

@@ -206,11 +206,12 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	apply_cumulative(nic, sq, s->cack_psn);
 	base = cack + s->sack_offset;
-	for (unsigned i = 0; i < 64; i++) {
-		if (!(s->bitmap >> i & 1) || !idx_sent(sq, base + i))
+	for (uint64_t bits = s->bitmap; bits; bits &= bits - 1) {
+		int64_t idx = base + __builtin_ctzll(bits);
+		if (!idx_sent(sq, idx))
 			continue;
-		retire(nic, sq, nic_seg(sq, (uint64_t)(base + i)));
-		highest = (uint64_t)(base + i);
+		retire(nic, sq, nic_seg(sq, (uint64_t)idx));
+		highest = (uint64_t)idx;
 	}
 	/* §12 rule 6: received bytes are a per-QP running count; a delta of
 	 * 2^23 units or more is an older SACK, reordered. */

@@ -421,6 +421,30 @@ static void test_timeout_value_probed_back(void **state)
 	scenario_free(s);
 }
 
+/* PROTOCOL.md §12 rule 14: with MonitorTriggers = qp_error the monitor keeps
+ * each QP's last MonitorHistory rows and writes them only when the QP
+ * enters the error state: here the 8 transmissions of the failed packet
+ * and nothing of the message that completed. */
+static void test_monitor_qp_error_trigger(void **state)
+{
+	struct scenario *s = scenario_b2b("MonitorTriggers = qp_error\nMonitorHistory = 4\n"
+					  "ExponentialRetryCount = 0",
+					  "drop = h0>h1 data msn=2 count=all",
+					  "1,0ns,h0,h1,64KiB,\n2,0ns,h0,h1,4KiB,1\n");
+	const struct table *m;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 1);
+	m = monitor(s);
+	assert_int_equal(m->nrows, 4);
+	for (size_t r = 0; r < m->nrows; r++) {
+		assert_true(monitor_is(m, r, "h0", "tx", "WRITE_ONLY"));
+		assert_int_equal(table_u64(m, r, "tx_count"), 5 + r); /* the last 4 of 8 */
+	}
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "true");
+	scenario_free(s);
+}
+
 /* ---- completion ----------------------------------------------------------- */
 
 /* Seed, Completion re-request: a lost final cumulative ACK delays the
@@ -722,6 +746,7 @@ int main(void)
 	    cmocka_unit_test(test_retry_budget_error_state),
 	    cmocka_unit_test(test_timer_schedule_attributes),
 	    cmocka_unit_test(test_timeout_value_probed_back),
+	    cmocka_unit_test(test_monitor_qp_error_trigger),
 	    cmocka_unit_test(test_lost_final_ack_rerequest),
 	    cmocka_unit_test(test_max_qps_refused_then_recovered),
 	    cmocka_unit_test(test_idle_receiving_qp_reclaimed),

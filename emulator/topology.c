@@ -605,137 +605,7 @@ static void settle_nodes(struct loader *ld)
 	}
 }
 
-/* ---- drop rules ---- */
-
-static bool drop_option(const char *tok, struct drop_rule *r, char *why, size_t wlen)
-{
-	static const struct {
-		const char *name;
-		int64_t min, max;
-		size_t off;
-	} opts[] = {
-	    {"psn", 0, 0xFFFFFF, offsetof(struct drop_rule, psn)},
-	    {"tx", 1, 1000000, offsetof(struct drop_rule, tx)},
-	    {"msn", 0, 0xFFFFFF, offsetof(struct drop_rule, msn)},
-	    {"count", 1, INT32_MAX, offsetof(struct drop_rule, count)},
-	};
-	const char *eq = strchr(tok, '=');
-
-	for (size_t i = 0; eq && i < sizeof opts / sizeof opts[0]; i++) {
-		if (strlen(opts[i].name) != (size_t)(eq - tok) ||
-		    strncmp(tok, opts[i].name, (size_t)(eq - tok))) {
-			continue;
-		}
-		int64_t *field = (int64_t *)((char *)r + opts[i].off);
-		char *end;
-		errno = 0;
-		long long v = strtoll(eq + 1, &end, 10);
-		if (field == &r->count && !strcmp(eq + 1, "all")) {
-			*field = -1;
-			return true;
-		}
-		if (!isdigit((unsigned char)eq[1]) || *end || errno || v < opts[i].min ||
-		    v > opts[i].max) {
-			snprintf(why, wlen, "'%s' is out of range (allowed: %s=%lld..%lld%s)", tok,
-				 opts[i].name, (long long)opts[i].min, (long long)opts[i].max,
-				 field == &r->count ? " or all" : "");
-			return false;
-		}
-		*field = v;
-		return true;
-	}
-	snprintf(why, wlen, "unknown option '%s' (allowed: psn=N, tx=N, msn=N, count=N|all)", tok);
-	return false;
-}
-
-static bool drop_endpoint(const struct topology *t, const char *name, int *node, char *why,
-			  size_t wlen)
-{
-	*node = topology_find(t, name);
-	if (*node < 0) {
-		snprintf(why, wlen, "unknown node '%s' (allowed: a NIC or external)", name);
-		return false;
-	}
-	if (t->nodes[*node].kind == NODE_SWITCH) {
-		snprintf(why, wlen,
-			 "%s is a switch (allowed: the NIC or external a frame is "
-			 "from or to)",
-			 name);
-		return false;
-	}
-	return true;
-}
-
-/* One rule: FROM>TO KIND [psn=N] [tx=N] [msn=N] [count=N|all]. */
-static bool parse_drop(const struct topology *t, char *text, struct drop_rule *r, char *why,
-		       size_t wlen)
-{
-	static const char *const kinds[] = {"data", "ack", "sack", "nack", "probe", "any"};
-	char *save = NULL, *tok = strtok_r(text, " \t", &save);
-	char *gt = tok ? strchr(tok, '>') : NULL;
-
-	*r = (struct drop_rule){-1, -1, DROP_ANY, -1, -1, -1, 1};
-	if (!gt) {
-		snprintf(why, wlen, "'%s' is not FROM>TO (e.g. h0>h1 data psn=5)", tok ? tok : "");
-		return false;
-	}
-	*gt = '\0';
-	if (!drop_endpoint(t, tok, &r->from_node, why, wlen) ||
-	    !drop_endpoint(t, gt + 1, &r->to_node, why, wlen)) {
-		return false;
-	}
-	if (r->from_node == r->to_node) {
-		snprintf(why, wlen, "FROM and TO are both %s (allowed: two nodes)", tok);
-		return false;
-	}
-	tok = strtok_r(NULL, " \t", &save);
-	int k = -1;
-	for (int i = 0; tok && i < 6; i++) {
-		k = strcmp(tok, kinds[i]) ? k : i;
-	}
-	if (k < 0) {
-		snprintf(why, wlen,
-			 "'%s' is not a kind (allowed: data, ack, sack, nack, probe, any)",
-			 tok ? tok : "");
-		return false;
-	}
-	r->kind = (enum drop_kind)k;
-	while ((tok = strtok_r(NULL, " \t", &save))) {
-		if (!drop_option(tok, r, why, wlen)) {
-			return false;
-		}
-	}
-	return true;
-}
-
-bool topology_parse_drops(const struct topology *t, const char *text, struct link_attrs *l,
-			  char *err, size_t errlen)
-{
-	char *copy = strdup(text), *save = NULL, why[TOPO_ERR_MAX];
-	bool ok = copy != NULL;
-
-	for (char *rule = strtok_r(copy, ",", &save); ok && rule;
-	     rule = strtok_r(NULL, ",", &save)) {
-		while (isspace((unsigned char)*rule)) {
-			rule++;
-		}
-		if (!*rule) {
-			continue;
-		}
-		if (l->ndrops >= LINK_MAX_DROPS) {
-			snprintf(err, errlen, "drop: more than %d rules (allowed: at most %d)",
-				 LINK_MAX_DROPS, LINK_MAX_DROPS);
-			ok = false;
-		} else if (!parse_drop(t, rule, &l->drops[l->ndrops], why, sizeof why)) {
-			snprintf(err, errlen, "drop: %s", why);
-			ok = false;
-		} else {
-			l->ndrops++;
-		}
-	}
-	free(copy);
-	return ok;
-}
+/* ---- drop rules (topology_drops.c) ---- */
 
 static void apply_drops(struct loader *ld)
 {
@@ -752,102 +622,16 @@ static void apply_drops(struct loader *ld)
 	}
 }
 
-/* ---- routes ---- */
+/* ---- routes (topology_routes.c) ---- */
 
-/* Hop counts from `src` to every node; NICs and externals have one port, so
- * no shortest path passes through them. */
-static void bfs(const struct topology *t, int src, int *dist, int *queue)
-{
-	int head = 0, tail = 0;
-
-	for (int i = 0; i < t->nnodes; i++) {
-		dist[i] = -1;
-	}
-	dist[src] = 0;
-	queue[tail++] = src;
-	while (head < tail) {
-		const struct topo_node *n = &t->nodes[queue[head++]];
-		for (int p = 0; p < n->nports; p++) {
-			int peer = n->ports[p].peer;
-			if (dist[peer] < 0) {
-				dist[peer] = dist[queue[head - 1]] + 1;
-				queue[tail++] = peer;
-			}
-		}
-	}
-}
-
-static void check_reachable(struct loader *ld, const int *dist, int first)
-{
-	const struct topology *t = ld->t;
-
-	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
-		if (t->nodes[i].kind != NODE_SWITCH && dist[i] < 0) {
-			fail(ld, t->nodes[i].line,
-			     "link: %s cannot reach %s (allowed: every NIC and external connected)",
-			     t->nodes[i].name, t->nodes[first].name);
-		}
-	}
-}
-
-/* PROTOCOL.md §9: for every node and destination NIC or external, the ECMP
- * set is every port whose peer is one hop nearer, in port order. */
 static void compute_routes(struct loader *ld)
 {
-	struct topology *t = ld->t;
-	size_t nn = (size_t)t->nnodes;
-	int *dist = malloc(nn * sizeof *dist), *queue = malloc(nn * sizeof *queue);
-	int first = -1;
+	char why[TOPO_ERR_MAX];
+	int bad;
 
-	t->route_ports = calloc(nn * nn * TOPO_ECMP_MAX, sizeof *t->route_ports);
-	t->route_count = calloc(nn * nn, sizeof *t->route_count);
-	if (!dist || !queue || !t->route_ports || !t->route_count) {
-		fprintf(stderr, "mrcemu: out of memory computing routes\n");
-		abort();
+	if (!topology_routes(ld->t, &bad, why, sizeof why)) {
+		fail(ld, ld->t->nodes[bad].line, "%s", why);
 	}
-	for (size_t d = 0; d < nn && !ld->failed; d++) {
-		if (t->nodes[d].kind == NODE_SWITCH) {
-			continue;
-		}
-		bfs(t, (int)d, dist, queue);
-		if (first < 0) {
-			first = (int)d;
-			check_reachable(ld, dist, first);
-		}
-		for (size_t s = 0; s < nn && !ld->failed; s++) {
-			const struct topo_node *n = &t->nodes[s];
-			uint8_t *count = &t->route_count[s * nn + d];
-			uint16_t *ports = &t->route_ports[(s * nn + d) * TOPO_ECMP_MAX];
-			for (int p = 0; s != d && p < n->nports && dist[s] > 0; p++) {
-				if (dist[n->ports[p].peer] != dist[s] - 1) {
-					continue;
-				}
-				if (*count == TOPO_ECMP_MAX) {
-					fail(ld, n->line,
-					     "link: %s has more than %d equal next hops to %s "
-					     "(allowed: at most %d)",
-					     n->name, TOPO_ECMP_MAX, t->nodes[d].name,
-					     TOPO_ECMP_MAX);
-					break;
-				}
-				ports[(*count)++] = (uint16_t)p;
-			}
-		}
-	}
-	free(dist);
-	free(queue);
-}
-
-int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports)
-{
-	size_t i = (size_t)sw * (size_t)t->nnodes + (size_t)dst;
-
-	if (sw < 0 || dst < 0 || sw >= t->nnodes || dst >= t->nnodes || !t->route_count) {
-		*ports = NULL;
-		return 0;
-	}
-	*ports = &t->route_ports[i * TOPO_ECMP_MAX];
-	return t->route_count[i];
 }
 
 uint64_t topology_port_rate(const struct topology *t, int node, int port)

@@ -13,9 +13,9 @@
 
 #include "attrs.h"
 
-#define TOPO_NAME_MAX 32
+#define TOPO_NAME_MAX  32
 #define TOPO_MAX_PORTS 64
-#define TOPO_ERR_MAX 512
+#define TOPO_ERR_MAX   512
 
 enum node_kind { NODE_NIC, NODE_SWITCH, NODE_EXTERNAL };
 
@@ -28,28 +28,28 @@ struct topo_port {
 struct topo_node {
 	char name[TOPO_NAME_MAX];
 	enum node_kind kind;
-	int line;                /* where it was declared */
-	uint32_t ip;             /* NICs and externals */
-	uint8_t mac[6];          /* 02:00:00:00:00:(index+1) style, unique */
-	struct nic_attrs nic;    /* NICs: [nic] defaults + overrides, resolved */
-	struct switch_attrs sw;  /* switches: [switch] defaults + overrides;
-				  * EgressQueueLimit stays 0 (derived) since it
-				  * depends on the port: resolve a copy per port
-				  * with config_switch_resolve(&c, port rate) */
+	int line;		/* where it was declared */
+	uint32_t ip;		/* NICs and externals */
+	uint8_t mac[6];		/* 02:00:00:00:00:(index+1) style, unique */
+	struct nic_attrs nic;	/* NICs: [nic] defaults + overrides, resolved */
+	struct switch_attrs sw; /* switches: [switch] defaults + overrides;
+				 * EgressQueueLimit stays 0 (derived) since it
+				 * depends on the port: resolve a copy per port
+				 * with config_switch_resolve(&c, port rate) */
 	struct topo_port ports[TOPO_MAX_PORTS];
 	int nports;
 };
 
 struct topo_link {
-	int a, b;           /* node indices */
+	int a, b;	    /* node indices */
 	int a_port, b_port; /* port numbers on each, in order of appearance */
 	int line;
 	struct link_attrs attrs;
 };
 
 struct topology {
-	char path[4096];    /* the file, as given */
-	char dir[4096];     /* its folder, for relative paths */
+	char path[4096]; /* the file, as given */
+	char dir[4096];	 /* its folder, for relative paths */
 	struct emulation_attrs emu;
 	struct topo_node *nodes;
 	int nnodes;
@@ -75,6 +75,11 @@ int topology_find_ip(const struct topology *t, uint32_t ip);
 /* The link rate a NIC's port runs at, both ways: min(link rate, DataRate)
  * (PROTOCOL.md §12 rule 13). */
 uint64_t topology_port_rate(const struct topology *t, int node, int port);
+
+/* Fill route_ports/route_count (topology_routes.c).  On a node that cannot
+ * reach the others, or with more than TOPO_ECMP_MAX equal next hops, returns
+ * false with that node and one line of why. */
+bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len);
 
 /* ECMP next-hop ports of switch `sw` towards node `dst`; count 0 = none. */
 int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports);

@@ -1,0 +1,113 @@
+/* emulator/topology_routes.c — routes of a topology: for every switch and
+ * destination NIC or external, the ECMP set of egress ports on every
+ * shortest path (PROTOCOL.md §9). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "topology.h"
+
+/* Hop counts from `src` to every node; NICs and externals have one port, so
+ * no shortest path passes through them. */
+static void bfs(const struct topology *t, int src, int *dist, int *queue)
+{
+	int head = 0, tail = 0;
+
+	for (int i = 0; i < t->nnodes; i++) {
+		dist[i] = -1;
+	}
+	dist[src] = 0;
+	queue[tail++] = src;
+	while (head < tail) {
+		const struct topo_node *n = &t->nodes[queue[head++]];
+		for (int p = 0; p < n->nports; p++) {
+			int peer = n->ports[p].peer;
+			if (dist[peer] < 0) {
+				dist[peer] = dist[queue[head - 1]] + 1;
+				queue[tail++] = peer;
+			}
+		}
+	}
+}
+
+static int unreachable(const struct topology *t, const int *dist)
+{
+	for (int i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].kind != NODE_SWITCH && dist[i] < 0) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* One destination's column: every port whose peer is one hop nearer, in
+ * port order.  Returns the node with too many, or -1. */
+static int ecmp_sets(struct topology *t, size_t d, const int *dist)
+{
+	size_t nn = (size_t)t->nnodes;
+
+	for (size_t s = 0; s < nn; s++) {
+		const struct topo_node *n = &t->nodes[s];
+		uint8_t *count = &t->route_count[s * nn + d];
+		uint16_t *ports = &t->route_ports[(s * nn + d) * TOPO_ECMP_MAX];
+		for (int p = 0; s != d && p < n->nports && dist[s] > 0; p++) {
+			if (dist[n->ports[p].peer] != dist[s] - 1) {
+				continue;
+			}
+			if (*count == TOPO_ECMP_MAX) {
+				return (int)s;
+			}
+			ports[(*count)++] = (uint16_t)p;
+		}
+	}
+	return -1;
+}
+
+bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len)
+{
+	size_t nn = (size_t)t->nnodes;
+	int *dist = malloc(nn * sizeof *dist), *queue = malloc(nn * sizeof *queue);
+	int first = -1, bad = -1;
+
+	t->route_ports = calloc(nn * nn * TOPO_ECMP_MAX, sizeof *t->route_ports);
+	t->route_count = calloc(nn * nn, sizeof *t->route_count);
+	if (!dist || !queue || !t->route_ports || !t->route_count) {
+		fprintf(stderr, "mrcemu: out of memory computing routes\n");
+		abort();
+	}
+	for (size_t d = 0; d < nn && bad < 0; d++) {
+		if (t->nodes[d].kind == NODE_SWITCH) {
+			continue;
+		}
+		bfs(t, (int)d, dist, queue);
+		if (first < 0 && (bad = unreachable(t, dist)) >= 0) {
+			snprintf(
+			    why, len,
+			    "link: %s cannot reach %s (allowed: every NIC and external connected)",
+			    t->nodes[bad].name, t->nodes[d].name);
+			break;
+		}
+		first = (int)d;
+		if ((bad = ecmp_sets(t, d, dist)) >= 0) {
+			snprintf(
+			    why, len,
+			    "link: %s has more than %d equal next hops to %s (allowed: at most %d)",
+			    t->nodes[bad].name, TOPO_ECMP_MAX, t->nodes[d].name, TOPO_ECMP_MAX);
+		}
+	}
+	free(dist);
+	free(queue);
+	*bad_node = bad;
+	return bad < 0;
+}
+
+int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports)
+{
+	size_t i = (size_t)sw * (size_t)t->nnodes + (size_t)dst;
+
+	if (sw < 0 || dst < 0 || sw >= t->nnodes || dst >= t->nnodes || !t->route_count) {
+		*ports = NULL;
+		return 0;
+	}
+	*ports = &t->route_ports[i * TOPO_ECMP_MAX];
+	return t->route_count[i];
+}

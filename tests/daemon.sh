@@ -8,6 +8,7 @@
 # per-port pcaps with every frame.  Needs root; everything it creates
 # (namespaces, veth, processes, files) is removed on every exit path.
 set -uo pipefail
+. "$(dirname "$0")/lib/report.sh"
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 MRCEMU=${MRCEMU:-$BUILD/mrcemu}
@@ -41,18 +42,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-failed=0
-check() { # name, then a command that succeeds when the check passes
-	local n=$1
-	shift
-	if "$@"; then
-		echo "ok $n"
-	else
-		echo "not ok $n"
-		failed=1
-		return 1
-	fi
-}
 
 cat >"$tmp/b2b.ini" <<EOF
 [emulation]

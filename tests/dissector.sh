@@ -5,6 +5,7 @@
 # or garbage input.  Run from the repo root with env BUILD (default build).
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
 set -uo pipefail
+. "$(dirname "$0")/lib/report.sh"
 BUILD=${BUILD:-build}
 LUA=pcap/mrc.lua
 VECTORS=tests/data/vectors.pcap
@@ -12,18 +13,7 @@ MRC_FRAMES=${MRC_FRAMES:-$BUILD/tests/mrc-frames}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# No user profile may change what tshark shows.
-export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config
-mkdir -p "$HOME"
-unset WIRESHARK_CONFIG_DIR
-
-failed=0
-pass() { echo "ok $1"; }
-fail() {
-	echo "not ok $1"
-	failed=1
-}
-note() { echo "# $*"; }
+tshark_isolate "$tmp"
 
 if ! command -v tshark >/dev/null; then
 	fail "tshark installed"

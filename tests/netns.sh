@@ -8,6 +8,7 @@
 # repo root with env BUILD (default build) and MRCEMU.
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
 set -uo pipefail
+. "$(dirname "$0")/lib/report.sh"
 BUILD=${BUILD:-build}
 MRCEMU=${MRCEMU:-$BUILD/mrcemu}
 LUA=pcap/mrc.lua
@@ -21,18 +22,6 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 
-failed=0
-pass() { echo "ok $1"; }
-fail() {
-	echo "not ok $1"
-	failed=1
-}
-check() { # NAME COMMAND...: ok when the command succeeds
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
-note() { echo "# $*"; }
 
 for d in nicd switchd; do
 	if [ ! -x "$BUILD/$d" ]; then

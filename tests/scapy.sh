@@ -8,21 +8,14 @@
 # one line with exit status 2.  Run from the repo root.
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
 set -uo pipefail
+. "$(dirname "$0")/lib/report.sh"
 export PYTHONDONTWRITEBYTECODE=1
 PY=/usr/bin/python3 # Debian's python3 sees Debian's python3-scapy
 LUA=pcap/mrc.lua
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config
-mkdir -p "$HOME"
-
-failed=0
-pass() { echo "ok $1"; }
-fail() {
-	echo "not ok $1"
-	failed=1
-}
+tshark_isolate "$tmp"
 
 if ! $PY -c 'import scapy' 2>/dev/null; then
 	fail "python3-scapy importable by $PY"

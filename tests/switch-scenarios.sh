@@ -7,26 +7,13 @@
 # permutation.  Run from the repo root with env BUILD and MRCEMU.
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
 set -uo pipefail
+. "$(dirname "$0")/lib/report.sh"
 BUILD=${BUILD:-build}
 MRCEMU=${MRCEMU:-$BUILD/mrcemu}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config
-mkdir -p "$HOME"
-unset WIRESHARK_CONFIG_DIR
-
-failed=0
-pass() { echo "ok $1"; }
-fail() {
-	echo "not ok $1"
-	failed=1
-}
-check() { # NAME COMMAND...
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
+tshark_isolate "$tmp"
 
 # ---- the shipped topologies ------------------------------------------------
 

@@ -60,6 +60,20 @@ static const char usage_attributes[] =
     "Print every attribute a topology file may set, by section ([emulation], [nic],\n"
     "[switch], [link]), with its type and unit, default, allowed range and meaning.\n";
 
+/* The command's arguments, for naming a bad option. */
+static int cmd_argc;
+static char **cmd_argv;
+
+/* getopt's own complaints are off: each bad argument gets our one line. */
+static int bad_option(const char *cmd)
+{
+	const char *arg = optind - 1 < cmd_argc ? cmd_argv[optind - 1] : "?";
+
+	fprintf(stderr, "mrcemu %s: %s: unknown option or missing value (see mrcemu %s --help)\n",
+		cmd, arg, cmd);
+	return 2;
+}
+
 static int bad_usage(const char *cmd, const char *msg)
 {
 	fprintf(stderr, "mrcemu %s: %s (see mrcemu %s --help)\n", cmd, msg, cmd);
@@ -107,7 +121,7 @@ static int cmd_sim(int argc, char **argv)
 			fputs(usage_sim, stdout);
 			return 0;
 		default:
-			return bad_usage("sim", "unknown option");
+			return bad_option("sim");
 		}
 	}
 	if (optind < argc)
@@ -281,7 +295,7 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 		fputs(usage, stdout);
 		return 0;
 	default:
-		return bad_usage(cmd, "unknown option");
+		return bad_option(cmd);
 	}
 }
 
@@ -359,7 +373,7 @@ static int cmd_ctl(int argc, char **argv)
 			fputs(usage_ctl, stdout);
 			return 0;
 		} else
-			return bad_usage("ctl", "unknown option");
+			return bad_option("ctl");
 	}
 	if (argc - optind < 2)
 		return bad_usage("ctl", "needs a node and a command");
@@ -373,6 +387,7 @@ static int cmd_ctl(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	opterr = 0;
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
@@ -385,8 +400,11 @@ int main(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
+		if (!strcmp(argv[1], cmds[i].name)) {
+			cmd_argc = argc - 1;
+			cmd_argv = argv + 1;
 			return cmds[i].fn(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "mrcemu: unknown command '%s' (see mrcemu --help)\n", argv[1]);
 	return 2;
 }

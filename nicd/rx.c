@@ -20,9 +20,8 @@ void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control)
 
 /* Seed, Receiving a packet, step 1: charge the ingress pool of the packet's
  * class at its full size on the wire, or drop it. */
-static bool ingress_charge(struct nic *nic, const struct pkt *p, uint32_t len)
+static bool ingress_charge(struct nic *nic, bool ctl, uint32_t len)
 {
-	bool ctl = control_class(nic, p->dscp);
 	uint64_t *used = ctl ? &nic->ingress_ctl_used : &nic->ingress_data_used;
 	uint64_t size = ctl ? nic->a.ingress_control_pool : nic->a.ingress_data_pool;
 
@@ -157,26 +156,27 @@ static void answer(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p,
 void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 {
 	uint32_t len = wire_len(p);
+	bool ctl = control_class(nic, p->dscp);
 	struct nic_qp_recv *rq;
 	bool created, had_gap, completed;
 	int64_t d;
 	uint64_t idx;
 
 	nic->c.rx_data_pkts++;
-	if (!ingress_charge(nic, p, len))
+	if (!ingress_charge(nic, ctl, len))
 		return;
 	rq = nic_recv_find_or_create(nic, p, now, &created);
 	if (!rq) {
 		if (!created)
 			nic->c.rx_drop_unknown_qp++;
-		nic_ingress_release(nic, len, control_class(nic, p->dscp));
+		nic_ingress_release(nic, len, ctl);
 		return;
 	}
 	nic_monitor(nic, now, false, p, rq->qpn, rq->sender_qpn, 0);
 	rq->last_activity = now;
 	if (rq->closed) { /* §12 rule 11: a lingering record answers duplicates */
 		nic->c.rx_dup_pkts++;
-		nic_ingress_release(nic, len, control_class(nic, p->dscp));
+		nic_ingress_release(nic, len, ctl);
 		nic_send_cack(nic, rq, now);
 		return;
 	}
@@ -184,27 +184,31 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 	/* Seed, step 3: more than MaxPSNRange beyond the cumulative PSN. */
 	if (d >= (int64_t)nic->a.max_psn_range) {
 		nic->c.rx_drop_psn_window++;
-		nic_ingress_release(nic, len, control_class(nic, p->dscp));
+		nic_ingress_release(nic, len, ctl);
 		nic_send_nack(nic, p, rq->qpn, rq->sender_qpn, WIRE_NACK_PSN_OOR_WINDOW, now);
 		return;
 	}
 	if (p->trimmed || p->dscp == nic->a.dscp_trimmed ||
 	    p->dscp == nic->a.dscp_trimmed_last_hop) {
-		nic_ingress_release(nic, len, control_class(nic, p->dscp));
+		nic_ingress_release(nic, len, ctl);
 		rx_trimmed(nic, rq, p, now);
 		return;
 	}
 	if (d < 0 && (uint64_t)-d > rq->next_expected) { /* older than the QP */
 		nic->c.rx_dup_pkts++;
-		nic_ingress_release(nic, len, false);
+		nic_ingress_release(nic, len, ctl);
 		return;
 	}
 	idx = rq->next_expected + d;
 	had_gap = rq->nheld > 0;
-	if (track_order(nic, rq, idx))
+	if (!track_order(nic, rq, idx)) {
+		nic_ingress_release(nic, len, ctl);
+	} else if (ctl) { /* a data packet marked control: its pool is freed now */
+		nic_ingress_release(nic, len, ctl);
+		deliver(nic, rq, p, 0, now);
+	} else {
 		deliver(nic, rq, p, len, now);
-	else
-		nic_ingress_release(nic, len, false);
+	}
 	if (p->opcode == WIRE_OP_WRITE_LAST || p->opcode == WIRE_OP_WRITE_ONLY) {
 		rq->last_idx = idx;
 		rq->last_known = true;

@@ -140,14 +140,13 @@ static struct monitor_history *history(struct nic *nic, uint32_t qpn)
 	return h;
 }
 
-void nic_monitor(struct nic *nic, ps_t now, bool tx, const struct pkt *p, uint32_t local_qpn,
-		 uint32_t remote_qpn, ps_t rtt)
+/* Called by nic_monitor (nic_impl.h) when the monitor is on. */
+void nic_monitor_record(struct nic *nic, ps_t now, bool tx, const struct pkt *p, uint32_t local_qpn,
+			uint32_t remote_qpn, ps_t rtt)
 {
 	struct nic_monitor_row r;
 	struct monitor_history *h;
 
-	if (!nic->a.monitor || !nic->rec.monitor)
-		return;
 	r = make_row(nic, now, tx, p, local_qpn, remote_qpn, rtt);
 	if (nic->a.monitor_triggers == MONITOR_ALL) {
 		write_row(nic, &r);

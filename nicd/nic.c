@@ -25,6 +25,8 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic->port.delay = prm->link->delay;
 	/* Seed: the lower of the NIC's DataRate and the far end's rate. */
 	nic->port.rate = nic->a.data_rate < prm->peer_rate ? nic->a.data_rate : prm->peer_rate;
+	if (nic->port.rate && (8 * PS_PER_S) % nic->port.rate == 0)
+		nic->port.ps_per_byte = 8 * PS_PER_S / nic->port.rate;
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);

@@ -194,8 +194,9 @@ struct nic_port {
 	bool busy;
 	struct pkt *on_wire; /* the frame being serialized */
 	ps_t on_wire_start;
-	bool down;     /* set by the control socket */
-	uint64_t rate; /* min(DataRate, the far end's rate) */
+	bool down;	  /* set by the control socket */
+	uint64_t rate;	  /* min(DataRate, the far end's rate) */
+	ps_t ps_per_byte; /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
 	ps_t delay;
 	struct link_end *link;
 };
@@ -330,8 +331,16 @@ void nic_stats_start(struct nic *nic);
 void nic_stats_row(struct nic *nic, ps_t now);
 void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn, uint32_t remote_ip,
 	       uint32_t remote_qpn, uint64_t msg_id, uint64_t bytes);
-void nic_monitor(struct nic *nic, ps_t now, bool tx, const struct pkt *p, uint32_t local_qpn,
-		 uint32_t remote_qpn, ps_t rtt);
+void nic_monitor_record(struct nic *nic, ps_t now, bool tx, const struct pkt *p, uint32_t local_qpn,
+			uint32_t remote_qpn, ps_t rtt);
+/* Every packet passes here; with the monitor off (the default) it costs a
+ * test, not a call. */
+static inline void nic_monitor(struct nic *nic, ps_t now, bool tx, const struct pkt *p,
+			       uint32_t local_qpn, uint32_t remote_qpn, ps_t rtt)
+{
+	if (nic->a.monitor && nic->rec.monitor)
+		nic_monitor_record(nic, now, tx, p, local_qpn, remote_qpn, rtt);
+}
 void nic_monitor_qp_error(struct nic *nic, uint32_t qpn, ps_t now);
 void nic_monitor_forget(struct nic *nic, uint32_t qpn);
 void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t now);

@@ -141,6 +141,14 @@ static void serialization_end(void *arg, ps_t now)
 	port_start(nic, now);
 }
 
+/* Seed, Packets on the wire: at the port's rate, no interframe gap.  When
+ * 8 s / rate is whole picoseconds the product is time_serialize's exact
+ * result, without its 128-bit division. */
+static ps_t serialization_time(const struct nic_port *port, uint32_t len)
+{
+	return port->ps_per_byte ? len * port->ps_per_byte : time_serialize(len, port->rate);
+}
+
 /* Control ahead of waiting data (seed, Packet marking). */
 static void port_start(struct nic *nic, ps_t now)
 {
@@ -161,6 +169,6 @@ static void port_start(struct nic *nic, ps_t now)
 	port->busy = true;
 	port->on_wire = p;
 	port->on_wire_start = now;
-	events_schedule(nic->ev, now + time_serialize(wire_len(p), port->rate), serialization_end,
+	events_schedule(nic->ev, now + serialization_time(port, wire_len(p)), serialization_end,
 			nic);
 }

@@ -16,14 +16,7 @@ NICD=$BUILD/nicd
 PY=/usr/bin/python3
 name=daemon-b2b
 
-if [ "$(id -u)" -ne 0 ]; then
-	if [ "${CI:-}" = true ]; then
-		echo "not ok $name needs root"
-		exit 1
-	fi
-	echo "$name: skipped, needs root (network namespaces and a veth pair)"
-	exit 0
-fi
+need_root $name
 
 tmp=$(mktemp -d /tmp/mrct-daemon.XXXXXX)
 A=mrct-$$-a

@@ -13,14 +13,7 @@ BUILD=${BUILD:-build}
 MRCEMU=${MRCEMU:-$BUILD/mrcemu}
 LUA=pcap/mrc.lua
 
-if [ "$(id -u)" != 0 ]; then
-	if [ "${CI:-}" = true ]; then
-		echo "not ok interop-needs-root (CI runs this suite as root)"
-		exit 1
-	fi
-	echo "# skip tests/interop.sh: needs root (network namespaces)"
-	exit 0
-fi
+need_root interop
 
 emu=ti$$
 ns=mrc-$emu-x0

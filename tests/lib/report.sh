@@ -25,3 +25,14 @@ tshark_isolate() {
 	mkdir -p "$HOME"
 	unset WIRESHARK_CONFIG_DIR
 }
+# need_root NAME: namespace tests run as root; as another user they are
+# skipped, except in CI (CI=true), which runs the suite as root.
+need_root() {
+	[ "$(id -u)" = 0 ] && return 0
+	if [ "${CI:-}" = true ]; then
+		echo "not ok $1-needs-root (CI runs this suite as root)"
+		exit 1
+	fi
+	echo "# skip $1: needs root (network namespaces)"
+	exit 0
+}

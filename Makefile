@@ -15,7 +15,7 @@ CFLAGS   ?= -O2 -g -flto=auto
 override CFLAGS += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SANITIZE)
 override LDFLAGS += $(SANITIZE)
 
-# The libraries we use (ARCHITECTURE.md, Dependencies).  libev has no
+# The libraries we use (docs/architecture.md, Dependencies).  libev has no
 # pkg-config file.  When something is missing, scripts/install-deps puts it
 # there first, so a fresh Debian machine needs only `make test`.
 PKGS := libpcap inih cmocka

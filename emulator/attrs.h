@@ -1,7 +1,7 @@
 /* emulator/attrs.h — the attributes of a NIC, a switch, a link and an
  * emulation, as typed fields.  emulator/config.c holds the registry that
- * names each one (the seed's and PROTOCOL.md's names), with its unit,
- * default, allowed range (PROTOCOL.md §12 rule 15 where given) and doc. */
+ * names each one (the seed's and docs/protocol.md's names), with its unit,
+ * default, allowed range (docs/protocol.md §12 rule 15 where given) and doc. */
 #ifndef EMULATOR_ATTRS_H
 #define EMULATOR_ATTRS_H
 
@@ -15,7 +15,7 @@ enum cc_algo { CC_NSCC, CC_NONE };
 enum spray_mode { SPRAY_DEFAULT, SPRAY_SINGLE_PATH };
 enum monitor_trigger { MONITOR_ALL, MONITOR_QP_ERROR };
 
-/* [nic] — seed and PROTOCOL.md §§1-8, 10-12.  Sizes in bytes, times in ps,
+/* [nic] — seed and docs/protocol.md §§1-8, 10-12.  Sizes in bytes, times in ps,
  * rates in bits/s. */
 struct nic_attrs {
 	uint32_t ip; /* per node: the NIC's IPv4 address (host order) */
@@ -33,7 +33,7 @@ struct nic_attrs {
 	enum rtt_mode rtt_mode;        /* RTTTimestampMode [LocalDatabase] */
 	bool icrc;                     /* IcrcEnabled [false] */
 
-	/* marking, PROTOCOL.md §3 */
+	/* marking, docs/protocol.md §3 */
 	bool trimming;                 /* TrimmingEnabled [true] */
 	bool retransmit_trimmable;     /* RetransmitTrimmable [true] */
 	uint8_t dscp_trimmable;        /* DscpTrimmable [2] */
@@ -43,13 +43,13 @@ struct nic_attrs {
 	uint8_t dscp_trimmed;          /* DscpTrimmed [9] */
 	uint8_t dscp_trimmed_last_hop; /* DscpTrimmedLastHop [10] */
 
-	/* retransmission, seed and PROTOCOL.md §11 */
+	/* retransmission, seed and docs/protocol.md §11 */
 	ps_t initial_ack_timeout;      /* InitialAckTimeout [150us] 1ns..8s */
 	uint32_t linear_retry_count;   /* LinearRetryCount [7] 0..7 */
 	uint32_t exponential_retry_count; /* ExponentialRetryCount [25] 0..25 */
 	bool fixed_rexmit_time;        /* FixedRexmitTimeEnable [false] */
 
-	/* PCIe, PROTOCOL.md §7 */
+	/* PCIe, docs/protocol.md §7 */
 	uint32_t read_request_size;    /* ReadRequestSize [64] */
 	double pcie_lane_rate_gts;     /* PcieLaneRate [32] GT/s */
 	uint32_t pcie_lanes;           /* PcieLanes [16] */
@@ -57,13 +57,13 @@ struct nic_attrs {
 	double pcie_tlp_overhead;      /* PcieTlpOverhead [33.8] bytes */
 	uint64_t pcie_tx_buffer;       /* PcieTxBufferSize [256KiB] */
 
-	/* buffers, PROTOCOL.md §8 */
+	/* buffers, docs/protocol.md §8 */
 	uint64_t egress_data_pool;     /* EgressDataPoolSize [1MiB] */
 	uint64_t egress_control_pool;  /* EgressControlPoolSize [64KiB] */
 	uint64_t ingress_data_pool;    /* IngressDataPoolSize [1MiB] */
 	uint64_t ingress_control_pool; /* IngressControlPoolSize [64KiB] */
 
-	/* congestion control, PROTOCOL.md §5; 0 = derived (attrs_resolve) */
+	/* congestion control, docs/protocol.md §5; 0 = derived (attrs_resolve) */
 	enum cc_algo cc;               /* CongestionControl [NSCC] */
 	ps_t config_base_rtt;          /* ConfigBaseRTT [5us] */
 	ps_t target_queue_delay;       /* TargetQueueDelay [0.75 or 1.0 x base] */
@@ -71,13 +71,13 @@ struct nic_attrs {
 	uint64_t initial_cwnd;         /* InitialCongestionWindow [= max] */
 	uint64_t min_cwnd;             /* MinCongestionWindow [1 unit] */
 
-	/* spraying, PROTOCOL.md §6 */
+	/* spraying, docs/protocol.md §6 */
 	uint32_t entropy_count;        /* EntropyCount [128] */
 	uint32_t starting_port_offset; /* StartingPortOffset [256] */
 	ps_t probe_interval;           /* ProbeInterval [20us] */
 	enum spray_mode spraying;      /* SprayingMode [DefaultPacketSpraying] */
 
-	/* records, INTERFACES.md */
+	/* records, docs/records.md */
 	bool transport_stats;          /* EnableTransportStats [true] */
 	ps_t stats_interval;           /* TransportStatsReportInterval [1ms] */
 	bool event_logging;            /* EnableEventLogging [false] */
@@ -87,7 +87,7 @@ struct nic_attrs {
 	bool cc_trace;                 /* EnableCcTrace [false] */
 };
 
-/* [switch] — PROTOCOL.md §9. */
+/* [switch] — docs/protocol.md §9. */
 struct switch_attrs {
 	bool uet_policy;               /* UETPolicyEnabled [true] */
 	bool trimming;                 /* TrimmingEnabled [true] */
@@ -127,7 +127,7 @@ struct drop_rule {
 #define LINK_MAX_WINDOWS 8
 #define LINK_MAX_DROPS 16
 
-/* [link A B] — INTERFACES.md. */
+/* [link A B] — docs/topology.md. */
 struct link_attrs {
 	uint64_t rate;     /* rate [400Gbps] */
 	ps_t delay;        /* delay [1us] */

@@ -1,7 +1,7 @@
 /* emulator/config.c — the attribute registry: every field of the NIC, switch,
  * link and emulation attributes (attrs.h) under the name the seed and
- * PROTOCOL.md give it, with its type, default, allowed range and doc;
- * setting attributes from text, and the derived defaults of PROTOCOL.md §5
+ * docs/protocol.md give it, with its type, default, allowed range and doc;
+ * setting attributes from text, and the derived defaults of docs/protocol.md §5
  * and §9. */
 #include "config.h"
 
@@ -35,16 +35,16 @@ static const char *const trigger_names[] = {"all", "qp_error", NULL};
 		name, scope, type, off, size, def, min, max, names, doc                            \
 	}
 
-/* One codepoint attribute of PROTOCOL.md §3, for the NIC or the switch. */
+/* One codepoint attribute of docs/protocol.md §3, for the NIC or the switch. */
 #define DSCP_NIC(name, f, def, doc) ENTRY(name, ATTR_U8, NIC(f), def, "0", "63", NULL, doc)
 #define DSCP_SW(name, f, def, doc)  ENTRY(name, ATTR_U8, SW(f), def, "0", "63", NULL, doc)
 
 const struct attr_def config_attrs[] = {
-    /* [emulation] — INTERFACES.md, Topology file. */
+    /* [emulation] — docs/topology.md, Topology file. */
     ENTRY("name", ATTR_STRING, EMU(name), "mrcemu", NULL, NULL, NULL,
 	  "the emulation's name: namespaces are mrc-<name>-<node>"),
     ENTRY("seed", ATTR_U64, EMU(seed), "1", NULL, NULL, NULL,
-	  "seeds every engine's RNG (ARCHITECTURE.md, Determinism)"),
+	  "seeds every engine's RNG (docs/architecture.md, Determinism)"),
     ENTRY("scale", ATTR_U64, EMU(scale), "2000", "1", "1000000000", NULL,
 	  "run: wall-clock ns per virtual ns"),
     ENTRY("until", ATTR_TIME, EMU(until), "0", NULL, NULL, NULL,
@@ -54,7 +54,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("MaxViolations", ATTR_U64, EMU(max_violations), "0", NULL, NULL, NULL,
 	  "stop after this many protocol violations; 0 = no limit"),
 
-    /* [nic] — the seed and PROTOCOL.md. */
+    /* [nic] — the seed and docs/protocol.md. */
     ENTRY("ip", ATTR_IPV4, NIC(ip), "", NULL, NULL, NULL,
 	  "per node: the NIC's IPv4 address ([nic NAME] or [external NAME])"),
     ENTRY("MSS", ATTR_U32, NIC(mss), "4096", "64", "8192", NULL,
@@ -66,13 +66,13 @@ const struct attr_def config_attrs[] = {
     ENTRY("QPGroupsEnabled", ATTR_BOOL, NIC(qp_groups), "true", NULL, NULL, NULL,
 	  "QPs to one peer share a congestion window and scheduling turn"),
     ENTRY("MaxQps", ATTR_U32, NIC(max_qps), "65536", "1", "1048576", NULL,
-	  "receiving QPs a NIC holds at most (PROTOCOL.md §12 rule 11)"),
+	  "receiving QPs a NIC holds at most (docs/protocol.md §12 rule 11)"),
     ENTRY("DataRate", ATTR_RATE, NIC(data_rate), "400Gbps", "1Mbps", "1.6Tbps", NULL,
 	  "the NIC port's rate; its link runs at min(link rate, DataRate)"),
     ENTRY("Delay", ATTR_TIME, NIC(delay), "1us", "0ps", "1s", NULL,
 	  "one-way delay of the NIC's link; a [link] delay sets it (§12 rule 13)"),
     ENTRY("RTTTimestampMode", ATTR_ENUM, NIC(rtt_mode), "LocalDatabase", NULL, NULL, rtt_mode_names,
-	  "how RTT samples are taken (PROTOCOL.md §4)"),
+	  "how RTT samples are taken (docs/protocol.md §4)"),
     ENTRY("IcrcEnabled", ATTR_BOOL, NIC(icrc), "false", NULL, NULL, NULL,
 	  "append the 4-byte RoCEv2 ICRC to every packet"),
     ENTRY("TrimmingEnabled", ATTR_BOOL, NIC(trimming), "true", NULL, NULL, NULL,
@@ -88,7 +88,7 @@ const struct attr_def config_attrs[] = {
     DSCP_NIC("DscpTrimmedLastHop", dscp_trimmed_last_hop, "10",
 	     "codepoint a switch writes when it trims on a port facing a NIC"),
     ENTRY("InitialAckTimeout", ATTR_TIME, NIC(initial_ack_timeout), "150us", "1ns", "8s", NULL,
-	  "base retransmission timeout (PROTOCOL.md §11)"),
+	  "base retransmission timeout (docs/protocol.md §11)"),
     ENTRY("LinearRetryCount", ATTR_U32, NIC(linear_retry_count), "7", "0", "7", NULL,
 	  "timers that run at InitialAckTimeout before doubling begins"),
     ENTRY("ExponentialRetryCount", ATTR_U32, NIC(exponential_retry_count), "25", "0", "25", NULL,
@@ -96,7 +96,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("FixedRexmitTimeEnable", ATTR_BOOL, NIC(fixed_rexmit_time), "false", NULL, NULL, NULL,
 	  "every timer runs InitialAckTimeout, with no doubling"),
     ENTRY("ReadRequestSize", ATTR_BYTES, NIC(read_request_size), "64", "1B", "4096B", NULL,
-	  "size of the PCIe read request that fetches a segment (PROTOCOL.md §7)"),
+	  "size of the PCIe read request that fetches a segment (docs/protocol.md §7)"),
     ENTRY("PcieLaneRate", ATTR_DOUBLE, NIC(pcie_lane_rate_gts), "32", "0.1", "256", NULL,
 	  "PCIe lane rate in GT/s (128b/130b encoding)"),
     ENTRY("PcieLanes", ATTR_U32, NIC(pcie_lanes), "16", "1", "32", NULL, "PCIe lanes"),
@@ -107,7 +107,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("PcieTxBufferSize", ATTR_BYTES, NIC(pcie_tx_buffer), "256KiB", "1B", "1GiB", NULL,
 	  "NIC's PCIe transmit buffer for receive-side writes"),
     ENTRY("EgressDataPoolSize", ATTR_BYTES, NIC(egress_data_pool), "1MiB", "1B", "1GiB", NULL,
-	  "egress pool of the data class (PROTOCOL.md §8)"),
+	  "egress pool of the data class (docs/protocol.md §8)"),
     ENTRY("EgressControlPoolSize", ATTR_BYTES, NIC(egress_control_pool), "64KiB", "1B", "1GiB",
 	  NULL, "egress pool of the control class"),
     ENTRY("IngressDataPoolSize", ATTR_BYTES, NIC(ingress_data_pool), "1MiB", "1B", "1GiB", NULL,
@@ -115,7 +115,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("IngressControlPoolSize", ATTR_BYTES, NIC(ingress_control_pool), "64KiB", "1B", "1GiB",
 	  NULL, "ingress pool of the control class"),
     ENTRY("CongestionControl", ATTR_ENUM, NIC(cc), "NSCC", NULL, NULL, cc_names,
-	  "NSCC, or None: cwnd fixed at MaxCongestionWindow (PROTOCOL.md §5)"),
+	  "NSCC, or None: cwnd fixed at MaxCongestionWindow (docs/protocol.md §5)"),
     ENTRY("ConfigBaseRTT", ATTR_TIME, NIC(config_base_rtt), "5us", "1ns", "1s", NULL,
 	  "base RTT a new QP group starts from; BDP = DataRate x ConfigBaseRTT"),
     ENTRY("TargetQueueDelay", ATTR_TIME, NIC(target_queue_delay), "", "1ps", "1s", NULL,
@@ -127,7 +127,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("MinCongestionWindow", ATTR_BYTES, NIC(min_cwnd), "", "1B", "1GiB", NULL,
 	  "smallest congestion window"),
     ENTRY("EntropyCount", ATTR_U32, NIC(entropy_count), "128", "1", "65536", NULL,
-	  "entropy values (UDP source ports) per destination (PROTOCOL.md §6)"),
+	  "entropy values (UDP source ports) per destination (docs/protocol.md §6)"),
     ENTRY("StartingPortOffset", ATTR_U32, NIC(starting_port_offset), "256", "0", "65535", NULL,
 	  "first entropy value; StartingPortOffset + EntropyCount <= 65536"),
     ENTRY("ProbeInterval", ATTR_TIME, NIC(probe_interval), "20us", "1ns", "1s", NULL,
@@ -141,7 +141,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("EnableEventLogging", ATTR_BOOL, NIC(event_logging), "false", NULL, NULL, NULL,
 	  "write mrc-events.csv"),
     ENTRY("MonitorEnabled", ATTR_BOOL, NIC(monitor), "false", NULL, NULL, NULL,
-	  "write mrc-monitor.csv (PROTOCOL.md §12 rule 14)"),
+	  "write mrc-monitor.csv (docs/protocol.md §12 rule 14)"),
     ENTRY("MonitorTriggers", ATTR_ENUM, NIC(monitor_triggers), "all", NULL, NULL, trigger_names,
 	  "all: every packet; qp_error: a QP's last rows when it fails"),
     ENTRY("MonitorHistory", ATTR_U32, NIC(monitor_history), "256", "1", "1048576", NULL,
@@ -149,7 +149,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("EnableCcTrace", ATTR_BOOL, NIC(cc_trace), "false", NULL, NULL, NULL,
 	  "write mrc-cc.csv: every cwnd change with its cause"),
 
-    /* [switch] — PROTOCOL.md §9. */
+    /* [switch] — docs/protocol.md §9. */
     ENTRY("UETPolicyEnabled", ATTR_BOOL, SW(uet_policy), "true", NULL, NULL, NULL,
 	  "classify by role codepoint and trim under the UET policy"),
     ENTRY("TrimmingEnabled", ATTR_BOOL, SW(trimming), "true", NULL, NULL, NULL,
@@ -178,7 +178,7 @@ const struct attr_def config_attrs[] = {
     ENTRY("SwitchStatsReportInterval", ATTR_TIME, SW(stats_interval), "1ms", "1us", "1000s", NULL,
 	  "interval between switch-stats rows"),
 
-    /* [link A B] — INTERFACES.md. */
+    /* [link A B] — docs/topology.md. */
     ENTRY("rate", ATTR_RATE, LINK(rate), "400Gbps", "1Mbps", "1.6Tbps", NULL,
 	  "the link's rate, both ways (a NIC's end runs at min(rate, DataRate))"),
     ENTRY("delay", ATTR_TIME, LINK(delay), "1us", "0ps", "1s", NULL,
@@ -626,7 +626,7 @@ uint64_t config_nic_bdp(const struct nic_attrs *a)
 	return (uint64_t)((unsigned __int128)a->data_rate * a->config_base_rtt / (8 * PS_PER_S));
 }
 
-/* PROTOCOL.md §5: MaxCongestionWindow = 1.5 x BDP rounded to the nearest whole
+/* docs/protocol.md §5: MaxCongestionWindow = 1.5 x BDP rounded to the nearest whole
  * number of units (at least one): 375,000 B at the defaults is 90.2 units of
  * 4,156 B, so 374,040 B.  Computed exactly: 1.5 x rate/8 x rtt = 3 rate rtt /
  * 16e12. */
@@ -656,7 +656,7 @@ void config_nic_resolve(struct nic_attrs *a)
 	}
 }
 
-/* PROTOCOL.md §9: one BDP of the port rate x 5 us (250,000 B at 400 Gbps). */
+/* docs/protocol.md §9: one BDP of the port rate x 5 us (250,000 B at 400 Gbps). */
 void config_switch_resolve(struct switch_attrs *a, uint64_t port_rate)
 {
 	if (!a->egress_queue_limit) {

@@ -1,6 +1,6 @@
 /* emulator/config.h — the attribute registry (name, type, unit, default,
  * allowed range, one-line doc) and setting attributes by name, with errors
- * that name what was wrong and what is allowed (INTERFACES.md). */
+ * that name what was wrong and what is allowed (docs/topology.md). */
 #ifndef EMULATOR_CONFIG_H
 #define EMULATOR_CONFIG_H
 
@@ -29,7 +29,7 @@ enum attr_type {
 };
 
 struct attr_def {
-	const char *name;      /* as the seed and PROTOCOL.md spell it */
+	const char *name;      /* as the seed and docs/protocol.md spell it */
 	enum attr_scope scope;
 	enum attr_type type;
 	size_t offset;         /* into the scope's struct */
@@ -51,13 +51,13 @@ void config_switch_defaults(struct switch_attrs *a);
 void config_link_defaults(struct link_attrs *a);
 void config_emulation_defaults(struct emulation_attrs *a);
 
-/* Fill the derived NIC attributes left at 0 (PROTOCOL.md §5: BDP =
+/* Fill the derived NIC attributes left at 0 (docs/protocol.md §5: BDP =
  * DataRate x ConfigBaseRTT, MaxCongestionWindow = 1.5 BDP rounded to units
  * of MSS + 60, ...). */
 void config_nic_resolve(struct nic_attrs *a);
 void config_switch_resolve(struct switch_attrs *a, uint64_t port_rate);
 
-/* PROTOCOL.md §5: the window's unit (MSS + 60 bytes) and BDP = DataRate / 8
+/* docs/protocol.md §5: the window's unit (MSS + 60 bytes) and BDP = DataRate / 8
  * x ConfigBaseRTT, in bytes. */
 uint32_t config_nic_unit(const struct nic_attrs *a);
 uint64_t config_nic_bdp(const struct nic_attrs *a);

@@ -215,7 +215,7 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 		return;
 	}
 	if (port->stamped) {
-		/* The trailer follows the IP datagram (ARCHITECTURE.md). */
+		/* The trailer follows the IP datagram (docs/architecture.md). */
 		size_t end =
 		    WIRE_ETH_LEN + ((size_t)buf[WIRE_ETH_LEN + 2] << 8 | buf[WIRE_ETH_LEN + 3]);
 		wire_trailer_put(buf + end, arrival);
@@ -230,7 +230,7 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 }
 
 /* A frame for an external endpoint leaves at the wall time of its virtual
- * arrival (ARCHITECTURE.md); a port's frames arrive in the order sent. */
+ * arrival (docs/architecture.md); a port's frames arrive in the order sent. */
 static void send_external(void *arg, ps_t now)
 {
 	struct daemon_port *port = arg;
@@ -362,7 +362,7 @@ static void arm_timer(struct daemon *d)
 }
 
 /* MaxViolations: the run stops with an error instead of being silently
- * wrong (ARCHITECTURE.md). */
+ * wrong (docs/architecture.md). */
 static void check_violations(struct daemon *d)
 {
 	uint64_t max = d->t->emu.max_violations;

@@ -1,4 +1,4 @@
-/* emulator/daemon.h — what nicd and switchd share (ARCHITECTURE.md,
+/* emulator/daemon.h — what nicd and switchd share (docs/architecture.md,
  * Daemons; the daemon side of the launcher contract): arguments, the
  * topology and the node, one real port per link, the scaled clock, a libev
  * loop (a watcher per port, a timerfd for the next engine deadline, signal
@@ -6,10 +6,10 @@
  * causality violations and MaxViolations, and the per-node records.
  *
  * A daemon is a discrete-event host whose clock never runs ahead of
- * virtual now (ARCHITECTURE.md, Stamped frames, conservative lookahead):
+ * virtual now (docs/architecture.md, Stamped frames, conservative lookahead):
  * it reads the clock, takes in every frame that has arrived, then runs
  * each event due by that instant with `now` = the event's own time, in the
- * order of PROTOCOL.md §12 rule 16.  A frame from another daemon is queued
+ * order of docs/protocol.md §12 rule 16.  A frame from another daemon is queued
  * at the virtual arrival time its trailer carries; a frame from an external
  * endpoint at the virtual time it was received.  A stamped frame whose
  * (time, order key) is before an event the engine has already run cannot
@@ -36,7 +36,7 @@
 struct capture;
 struct daemon;
 
-/* ---- the command line (INTERFACES.md) ----------------------------------- */
+/* ---- the command line (docs/cli.md) ----------------------------------- */
 
 struct daemon_args {
 	const char *topology;

@@ -127,7 +127,7 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 			snprintf(port->ifname, sizeof(port->ifname), "p%d", i);
 		link_end_init(&d->links[i], d->t, tp->link, d->node);
 		port->peer = tp->peer;
-		/* ARCHITECTURE.md: trailers only on links to mrcemu daemons. */
+		/* docs/architecture.md: trailers only on links to mrcemu daemons. */
 		port->stamped = d->t->nodes[tp->peer].kind != NODE_EXTERNAL;
 		port->rx_id = (uint32_t)(d->node * TOPO_MAX_PORTS + i); /* as mrcemu sim */
 	}

@@ -93,7 +93,7 @@ void driver_start(struct driver *d)
 			schedule_post(d, &d->msgs[i], 0);
 }
 
-/* INTERFACES.md: `after` waits for MSG_COMPLETE of the messages the posting
+/* docs/records.md: `after` waits for MSG_COMPLETE of the messages the posting
  * node sends and RECV_COMPLETE of those it receives. */
 static void release(struct driver *d, struct driver_msg *m, int node, ps_t now)
 {

@@ -1,6 +1,6 @@
 /* emulator/driver.h — the workload driver: posts a workload's messages at
  * their time once their dependencies have completed, follows each
- * message's completions, and writes messages.csv (INTERFACES.md).
+ * message's completions, and writes messages.csv (docs/records.md).
  *
  * The simulation drives every NIC with one driver (node -1); a nicd daemon
  * drives its own NIC (node = its index) and knows the sending columns of

@@ -1,5 +1,5 @@
 /* emulator/events.c — the event queue: a hierarchical timer wheel in ps
- * (ARCHITECTURE.md, Time; PROTOCOL.md §12 rule 16).
+ * (docs/architecture.md, Time; docs/protocol.md §12 rule 16).
  *
  * Shape.  Time is cut into granules of 2^10 ps (1.024 ns).  The granule
  * being worked on, `cur`, and everything at or before it sit in a small
@@ -177,7 +177,7 @@ static void node_release(struct events *q, uint32_t i)
 
 /* ---- ready: binary heap in exact order ---- */
 
-/* PROTOCOL.md §12 rule 16: same picosecond -> order key -> scheduling order. */
+/* docs/protocol.md §12 rule 16: same picosecond -> order key -> scheduling order. */
 static inline bool entry_before(const struct ready_entry *a, const struct ready_entry *b)
 {
 	if (a->when != b->when) {
@@ -408,7 +408,7 @@ static bool refill(struct events *q, ps_t limit)
 /* A time before now is clamped to now: the event runs at once, after the
  * events already due now (rule 16 order), rather than moving the clock back.
  * Scheduling in the past is a caller's bug, but a daemon should not die of
- * it (ARCHITECTURE.md: late frames are run at once). */
+ * it (docs/architecture.md: late frames are run at once). */
 events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg)
 {
 	uint32_t i = q->free_list;

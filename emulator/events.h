@@ -1,8 +1,8 @@
 /* emulator/events.h — the event queue: a hierarchical timer wheel in ps
- * (ARCHITECTURE.md, Time).
+ * (docs/architecture.md, Time).
  *
  * Events keep their exact picosecond times and run in (time, order key,
- * scheduling sequence) order.  The order key implements PROTOCOL.md §12
+ * scheduling sequence) order.  The order key implements docs/protocol.md §12
  * rule 16: frame arrivals first (by receiving port, then by the link's frame
  * sequence), then the engine's own events in the order they were scheduled.
  * Hosts only advance time; engines schedule their own work. */

@@ -1,4 +1,4 @@
-/* emulator/launch.c — `mrcemu run` and `mrcemu up` (ARCHITECTURE.md,
+/* emulator/launch.c — `mrcemu run` and `mrcemu up` (docs/architecture.md,
  * Daemons; the daemon contract): a namespace per node, a veth pair per
  * link, one nicd or switchd per node, one epoch and scale for all, progress
  * over the control sockets, records merged, and teardown on every exit
@@ -261,7 +261,7 @@ static bool bindir_find(struct launch *l)
 	return true;
 }
 
-/* The daemon of each node, found next to mrcemu (ARCHITECTURE.md, Layout). */
+/* The daemon of each node, found next to mrcemu (docs/architecture.md, Layout). */
 static int daemons_find(struct launch *l)
 {
 	char path[PATH_MAX + 16];
@@ -413,7 +413,7 @@ static int netns_make(struct launch *l)
 }
 
 /* One veth pair per link, each end made straight in its node's namespace as
- * p<port>, with the node's MAC and an MTU of 9,000 (ARCHITECTURE.md,
+ * p<port>, with the node's MAC and an MTU of 9,000 (docs/architecture.md,
  * Daemons: room for MSS + headers + the 8-byte trailer). */
 static int links_make(struct launch *l)
 {
@@ -579,7 +579,7 @@ static int daemons_ready(struct launch *l)
 }
 
 /* One epoch a little in the future for all, so every daemon has it before
- * virtual time 0 (ARCHITECTURE.md, Time). */
+ * virtual time 0 (docs/architecture.md, Time). */
 static int daemons_start(struct launch *l)
 {
 	char cmd[96], reply[LAUNCH_REPLY_MAX];
@@ -625,7 +625,7 @@ static bool workload_done(const struct launch *l)
 	return true;
 }
 
-/* INTERFACES.md: virtual time, messages done/total, violations, lateness. */
+/* docs/records.md: virtual time, messages done/total, violations, lateness. */
 static void progress_line(const struct launch *l, uint64_t now)
 {
 	uint64_t done = 0, total = 0, violations = 0, late = 0;

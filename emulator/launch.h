@@ -1,5 +1,5 @@
-/* emulator/launch.h — the launcher (ARCHITECTURE.md, Daemons; INTERFACES.md,
- * Command line): `mrcemu run`, `up`, `down` and `ctl`.  It gives every node
+/* emulator/launch.h — the launcher (docs/architecture.md, Daemons; docs/cli.md):
+ * `mrcemu run`, `up`, `down` and `ctl`.  It gives every node
  * of a topology a network namespace and every link a veth pair, starts one
  * nicd or switchd per node in its namespace, starts them all on one epoch
  * and scale, follows them over their control sockets, merges their records
@@ -45,7 +45,7 @@ struct launch_result {
  * Namespaces, links, daemons and the run folder are gone when it returns. */
 int launch_run(const struct launch_options *o, struct launch_result *r, FILE *report);
 
-/* The end-of-run summary (INTERFACES.md, Command line). */
+/* The end-of-run summary (docs/cli.md, Command line). */
 void launch_print_summary(const struct launch_result *r, FILE *out);
 
 /* `mrcemu up`: build and start everything as `run` does, print each node's

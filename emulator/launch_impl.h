@@ -27,7 +27,7 @@
 bool launch_ip(const char *const *argv, const sigset_t *mask, char *err, size_t errlen);
 
 /* In network namespace `ns`, write "1" to net.ipv6.conf.{all,default}.
- * disable_ipv6 and to each of ifs[0..nifs-1] (ARCHITECTURE.md: captures hold
+ * disable_ipv6 and to each of ifs[0..nifs-1] (docs/architecture.md: captures hold
  * only emulated traffic). */
 bool launch_ns_disable_ipv6(const char *ns, const char *const *ifs, int nifs, const sigset_t *mask,
 			    char *err, size_t errlen);
@@ -80,7 +80,7 @@ struct launch_lateness {
  * earlier run would otherwise be merged). */
 void launch_clean_records(const struct topology *t, const char *dir);
 
-/* Merge the daemons' records in dir (driver.h, INTERFACES.md): messages.csv
+/* Merge the daemons' records in dir (driver.h, docs/records.md): messages.csv
  * in the workload's order (as `mrcemu sim` writes it; messages posted over
  * the control socket follow, by id), the time-ordered records sorted by
  * time_ps then node, lateness.csv; then remove the per-node files.  Fills

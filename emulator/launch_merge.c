@@ -1,5 +1,5 @@
 /* emulator/launch_merge.c — the daemons' records merged into the files of
- * INTERFACES.md (Records).  Each nicd writes the messages.csv columns it
+ * docs/records.md (Records).  Each nicd writes the messages.csv columns it
  * knows (driver.h: sending columns of what it posts, receiving columns of
  * what it receives); a message's row is the sender's row with the
  * receiver's recv_complete_ps and verified.  Time-ordered records are
@@ -34,7 +34,7 @@ static const char *const per_node[] = {
     "messages", "mrc-transport-stats", "mrc-events", "mrc-monitor",
     "mrc-cc",	"switch-stats",	       "lateness"};
 #define NPER_NODE (sizeof(per_node) / sizeof(per_node[0]))
-/* The records sorted by time_ps then node (INTERFACES.md, Records). */
+/* The records sorted by time_ps then node (docs/records.md, Records). */
 static const char *const timed[] = {"mrc-transport-stats", "mrc-events", "mrc-monitor", "mrc-cc",
 				    "switch-stats"};
 

@@ -1,6 +1,6 @@
 /* emulator/launch_sys.c — the launcher's dealings with the system: iproute2
  * (fork/exec, never a shell string), namespaces, daemon processes, the
- * control-socket client (ARCHITECTURE.md, Daemons). */
+ * control-socket client (docs/architecture.md, Daemons). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

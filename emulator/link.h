@@ -1,6 +1,6 @@
 /* emulator/link.h — what a link does to the frames its sending end puts on
  * it: seeded random loss, down windows and exact `drop` rules
- * (INTERFACES.md, Topology file).  The kernel has no netem here, so the
+ * (docs/topology.md, Topology file).  The kernel has no netem here, so the
  * engine on the sending end asks this before it hands a frame over. */
 #ifndef EMULATOR_LINK_H
 #define EMULATOR_LINK_H

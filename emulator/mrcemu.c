@@ -1,4 +1,4 @@
-/* emulator/mrcemu.c — the mrcemu command line (INTERFACES.md): sim, run, up,
+/* emulator/mrcemu.c — the mrcemu command line (docs/cli.md): sim, run, up,
  * down, ctl, attributes.  run/up/down/ctl are the launcher (launch.h). */
 #include <errno.h>
 #include <getopt.h>
@@ -48,7 +48,7 @@ static const char usage_sim[] =
     "  -q, --quiet        no summary\n"
     "  -h, --help         this text\n"
     "\n"
-    "Records (INTERFACES.md): messages.csv, mrc-transport-stats.csv, and with their\n"
+    "Records (docs/records.md): messages.csv, mrc-transport-stats.csv, and with their\n"
     "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv.\n"
     "\n"
     "Exit status: 0 every message completed with its bytes verified; 1 some did not\n"
@@ -181,7 +181,7 @@ static const char usage_run[] =
     "While it runs, a progress line (virtual time, messages done/total, violations)\n"
     "is shown on stderr when stderr is a terminal.\n"
     "\n"
-    "Records (INTERFACES.md): messages.csv, mrc-transport-stats.csv, lateness.csv\n"
+    "Records (docs/records.md): messages.csv, mrc-transport-stats.csv, lateness.csv\n"
     "(per daemon: frames, stamped frames, violations, lateness percentiles), with\n"
     "their attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv, and\n"
     "switch-stats.csv; OUTDIR/log/NODE.log keeps what a daemon said, if anything.\n"

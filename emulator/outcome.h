@@ -1,5 +1,5 @@
 /* emulator/outcome.h — what a run of a workload did: the summary both
- * `mrcemu sim` and `mrcemu run` print (INTERFACES.md, Command line), summed
+ * `mrcemu sim` and `mrcemu run` print (docs/cli.md, Command line), summed
  * the same way from the same counters, so that the two can be compared. */
 #ifndef EMULATOR_OUTCOME_H
 #define EMULATOR_OUTCOME_H

@@ -1,5 +1,5 @@
 /* emulator/port.h — a daemon's real port: frames in and out of one network
- * interface (ARCHITECTURE.md, Daemons).  AF_PACKET with PACKET_MMAP rings
+ * interface (docs/architecture.md, Daemons).  AF_PACKET with PACKET_MMAP rings
  * implements it now (emulator/port_packet.c); a TAP port and the optional
  * DPDK port (make DPDK=1) implement the same class.
  *

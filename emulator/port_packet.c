@@ -1,6 +1,6 @@
 /* emulator/port_packet.c — the AF_PACKET port (port.h): a packet socket
  * bound to one interface, a PACKET_MMAP receive ring, batched transmit with
- * sendmmsg (ARCHITECTURE.md, Daemons; practical notes).
+ * sendmmsg (docs/architecture.md, Daemons; practical notes).
  *
  * The receive ring is TPACKET_V2, not V3: a V3 ring hands frames over a
  * block at a time, when the block fills or its retire timer (whole

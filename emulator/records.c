@@ -1,4 +1,4 @@
-/* emulator/records.c — the CSV writer of every record (INTERFACES.md,
+/* emulator/records.c — the CSV writer of every record (docs/records.md,
  * Records).  A row is built in memory and written with one fwrite, so a
  * reader never sees half a row, and a row with the wrong number of cells is
  * a bug that stops the program rather than a silently shifted column. */

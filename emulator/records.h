@@ -1,4 +1,4 @@
-/* emulator/records.h — the CSV writer every record uses (INTERFACES.md,
+/* emulator/records.h — the CSV writer every record uses (docs/records.md,
  * Records): one header row, then rows of typed cells.  Rows are built cell
  * by cell and written whole, so a record never holds half a row. */
 #ifndef EMULATOR_RECORDS_H

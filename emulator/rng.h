@@ -1,6 +1,6 @@
 /* emulator/rng.h — the engines' random numbers: one generator per engine
  * (or link), seeded from the topology's seed and a name, so two runs of one
- * topology draw the same numbers (ARCHITECTURE.md, Determinism). */
+ * topology draw the same numbers (docs/architecture.md, Determinism). */
 #ifndef EMULATOR_RNG_H
 #define EMULATOR_RNG_H
 

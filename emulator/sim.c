@@ -1,9 +1,9 @@
-/* emulator/sim.c — the discrete-event host (ARCHITECTURE.md): every engine
+/* emulator/sim.c — the discrete-event host (docs/architecture.md): every engine
  * of a topology on one event queue.  Links are FIFOs of frames in flight;
  * a frame reaches the far engine at the arrival time its sender gave, as an
- * event keyed by receiving port and link sequence (PROTOCOL.md §12 rule
+ * event keyed by receiving port and link sequence (docs/protocol.md §12 rule
  * 16).  The workload posts messages at their time once their dependencies
- * completed, and the run writes the records of INTERFACES.md. */
+ * completed, and the run writes the records of docs/records.md. */
 #include "sim.h"
 
 #include <errno.h>
@@ -136,7 +136,7 @@ static bool wire_grow(struct sim_wire *w)
 	return true;
 }
 
-/* An engine's frame leaves port `port` of its node (ARCHITECTURE.md, The
+/* An engine's frame leaves port `port` of its node (docs/architecture.md, The
  * engine contract); it reaches the far end at `arrival`, one link delay
  * after its serialization ends. */
 static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
@@ -403,7 +403,7 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* INTERFACES.md: a long run shows its progress on a terminal. */
+/* docs/cli.md: a long run shows its progress on a terminal. */
 static void progress(struct sim *s, bool last)
 {
 	static const double every = 0.5; /* seconds of CPU */

@@ -1,6 +1,6 @@
 /* emulator/sim.h — the discrete-event host: every engine of a topology in
  * one process on one event queue, deterministic and fast; the reference
- * that the emulation is measured against (ARCHITECTURE.md). */
+ * that the emulation is measured against (docs/architecture.md). */
 #ifndef EMULATOR_SIM_H
 #define EMULATOR_SIM_H
 
@@ -40,7 +40,7 @@ struct sim_result {
  * workload (one line on `report`). */
 int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report);
 
-/* The short end-of-run summary (INTERFACES.md, Command line). */
+/* The short end-of-run summary (docs/cli.md, Command line). */
 void sim_print_summary(const struct sim_result *r, FILE *out);
 
 #endif

@@ -1,5 +1,5 @@
 /* emulator/time.c — picosecond time, link rates, byte sizes and the scaled
- * virtual clock (ARCHITECTURE.md, Time; units of INTERFACES.md).
+ * virtual clock (docs/architecture.md, Time; units of docs/topology.md).
  *
  * Every quantity is parsed with integer arithmetic only: the digits of
  * "1.5us" become 15 and one decimal place, and the result is 15 * 10^6 / 10
@@ -286,7 +286,7 @@ static uint64_t vclock_scale(const struct vclock *c)
 	return c->scale ? c->scale : 1;
 }
 
-/* ARCHITECTURE.md, Time: virtual_now = (mono_ns - epoch_ns) * 1000 / scale.
+/* docs/architecture.md, Time: virtual_now = (mono_ns - epoch_ns) * 1000 / scale.
  * Before the epoch the emulation has not started: time 0. */
 ps_t vclock_at(const struct vclock *c, uint64_t mono_ns)
 {

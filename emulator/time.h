@@ -1,9 +1,9 @@
 /* emulator/time.h — picosecond time, link rates, byte sizes and the scaled
- * virtual clock (ARCHITECTURE.md, Time).
+ * virtual clock (docs/architecture.md, Time).
  *
  * Engines keep time as ps_t, an unsigned count of picoseconds: exact at
  * 400 Gbps, where one byte takes 20 ps.  Parsers accept the units of
- * INTERFACES.md written with the number ("1us", "400Gbps", "4MiB") and say
+ * docs/topology.md written with the number ("1us", "400Gbps", "4MiB") and say
  * what was wrong in a caller-supplied buffer. */
 #ifndef EMULATOR_TIME_H
 #define EMULATOR_TIME_H
@@ -39,7 +39,7 @@ ps_t time_serialize(uint64_t bytes, uint64_t bps);
  * for messages and summaries. Returns buf. */
 char *time_format(ps_t t, char *buf, size_t len);
 
-/* The scaled virtual clock of ARCHITECTURE.md, Time:
+/* The scaled virtual clock of docs/architecture.md, Time:
  *   virtual_now = (CLOCK_MONOTONIC_ns - epoch_ns) * 1000 / scale  ps.
  * scale is wall ns per virtual ns. */
 struct vclock {

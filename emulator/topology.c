@@ -1,6 +1,6 @@
-/* emulator/topology.c — reading a topology file (INTERFACES.md, Topology
+/* emulator/topology.c — reading a topology file (docs/topology.md, Topology
  * file) with libinih, checking it, and deriving ports, MACs and the ECMP
- * routes of every switch (PROTOCOL.md §9: every shortest path).
+ * routes of every switch (docs/protocol.md §9: every shortest path).
  *
  * The file is read in one pass that only records sections and attribute
  * lines with their line numbers; everything is then applied in an order that
@@ -8,7 +8,7 @@
  * first, then each node's own overrides, then links, then drop rules (which
  * name nodes).
  *
- * Delay rule (PROTOCOL.md §12 rule 13, "the link's delay is the NIC's
+ * Delay rule (docs/protocol.md §12 rule 13, "the link's delay is the NIC's
  * Delay"): a [link] that sets `delay` sets the Delay of the NICs it attaches;
  * a [link] that does not takes its delay from the NIC's Delay ([nic] default
  * or the node's own), and two NICs linked back to back must then agree. */
@@ -491,7 +491,7 @@ static void connect_links(struct loader *ld)
 	}
 }
 
-/* PROTOCOL.md §12 rule 13: the link's delay is the NIC's Delay. */
+/* docs/protocol.md §12 rule 13: the link's delay is the NIC's Delay. */
 static void settle_delay(struct loader *ld, int li)
 {
 	struct topology *t = ld->t;
@@ -535,7 +535,7 @@ static void node_dscp(const struct topo_node *n, uint8_t v[6])
 	}
 }
 
-/* PROTOCOL.md §3: codepoints that differ between NICs and switches are
+/* docs/protocol.md §3: codepoints that differ between NICs and switches are
  * refused at start. */
 static void check_dscp(struct loader *ld, const struct topo_node *n, const struct topo_node *ref)
 {
@@ -550,7 +550,7 @@ static void check_dscp(struct loader *ld, const struct topo_node *n, const struc
 		if (v[i] != rv[i]) {
 			fail(ld, n->line,
 			     "%s: %s's %u differs from %s's %u (allowed: the same codepoints on "
-			     "every NIC and switch, PROTOCOL.md §3)",
+			     "every NIC and switch, docs/protocol.md §3)",
 			     names[i], n->name, v[i], ref->name, rv[i]);
 			return;
 		}
@@ -641,7 +641,7 @@ uint64_t topology_port_rate(const struct topology *t, int node, int port)
 	const struct topo_node *peer = &t->nodes[p->peer];
 	uint64_t rate = t->links[p->link].attrs.rate;
 
-	/* PROTOCOL.md §12 rule 13: a NIC's link runs at min(link rate, DataRate). */
+	/* docs/protocol.md §12 rule 13: a NIC's link runs at min(link rate, DataRate). */
 	if (n->kind == NODE_NIC && n->nic.data_rate < rate) {
 		rate = n->nic.data_rate;
 	}
@@ -652,7 +652,7 @@ uint64_t topology_port_rate(const struct topology *t, int node, int port)
 }
 
 /* 02:00:00:00:HI:LO with HI:LO = node index + 1: locally administered,
- * unique, and the first two nodes get VECTORS.md's 02:00:00:00:00:01/02. */
+ * unique, and the first two nodes get docs/vectors.md's 02:00:00:00:00:01/02. */
 static void assign_macs(struct topology *t)
 {
 	for (int i = 0; i < t->nnodes; i++) {

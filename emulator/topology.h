@@ -1,4 +1,4 @@
-/* emulator/topology.h — a topology file (INTERFACES.md): the emulation, its
+/* emulator/topology.h — a topology file (docs/topology.md): the emulation, its
  * nodes (NICs, switches, external endpoints), links, addresses, MACs, the
  * workload; and, from them, routes with ECMP sets.  Read with libinih.
  *
@@ -73,7 +73,7 @@ int topology_find(const struct topology *t, const char *name);
 int topology_find_ip(const struct topology *t, uint32_t ip);
 
 /* The link rate a NIC's port runs at, both ways: min(link rate, DataRate)
- * (PROTOCOL.md §12 rule 13). */
+ * (docs/protocol.md §12 rule 13). */
 uint64_t topology_port_rate(const struct topology *t, int node, int port);
 
 /* Fill route_ports/route_count (topology_routes.c).  On a node that cannot

@@ -1,4 +1,4 @@
-/* emulator/topology_drops.c — a link's `drop` rules (INTERFACES.md):
+/* emulator/topology_drops.c — a link's `drop` rules (docs/topology.md):
  * FROM>TO KIND [psn=N] [tx=N] [msn=N] [count=N|all], separated by commas,
  * so a test can lose exactly the frames it names. */
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /* emulator/topology_routes.c — routes of a topology: for every switch and
  * destination NIC or external, the ECMP set of egress ports on every
- * shortest path (PROTOCOL.md §9). */
+ * shortest path (docs/protocol.md §9). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,12 +1,12 @@
-/* emulator/wire.c — build and parse every MRC frame of PROTOCOL.md §1,
- * byte for byte as VECTORS.md shows them, with the bad-input rules of
- * PROTOCOL.md §2. */
+/* emulator/wire.c — build and parse every MRC frame of docs/protocol.md §1,
+ * byte for byte as docs/vectors.md shows them, with the bad-input rules of
+ * docs/protocol.md §2. */
 #include "wire.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Big-endian field access: every wire field is big-endian (PROTOCOL.md). */
+/* Big-endian field access: every wire field is big-endian (docs/protocol.md). */
 static void put16(uint8_t *b, uint32_t v)
 {
 	b[0] = (uint8_t)(v >> 8);
@@ -137,7 +137,7 @@ static bool opcode_unsupported(uint8_t opcode)
 }
 
 /* Bytes after the BTH (ICRC excluded): METH (+ TSETH) on a data packet, then
- * RETH and payload unless it was trimmed (PROTOCOL.md §1). */
+ * RETH and payload unless it was trimmed (docs/protocol.md §1). */
 static uint32_t data_hdr_len(uint8_t flags)
 {
 	return WIRE_METH_LEN + (flags & WIRE_BTH_TS ? WIRE_TSETH_LEN : 0);
@@ -163,7 +163,7 @@ static uint32_t transport_len(const struct pkt *p)
 }
 
 /* A trimmed packet is IPv4 + UDP + BTH + METH (+ TSETH) only, 44 (48) bytes
- * (PROTOCOL.md §1): the ICRC, at the end of the datagram, is cut with the
+ * (docs/protocol.md §1): the ICRC, at the end of the datagram, is cut with the
  * payload, and a switch does not recompute an end-to-end CRC. */
 static bool has_icrc(const struct pkt *p)
 {
@@ -171,7 +171,7 @@ static bool has_icrc(const struct pkt *p)
 }
 
 /* Seed, Packets on the wire: a data packet is payload + 60 nominal, + 78 on
- * the wire; TSETH and the optional ICRC add 4 each (PROTOCOL.md §1). */
+ * the wire; TSETH and the optional ICRC add 4 each (docs/protocol.md §1). */
 uint32_t wire_nominal_len(const struct pkt *p)
 {
 	return WIRE_IPV4_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN + transport_len(p) +
@@ -279,7 +279,7 @@ static uint8_t *build_eth_ip_udp(const struct pkt *p, uint8_t *b, uint32_t nomin
 	memcpy(b, p->dst_mac, 6);
 	memcpy(b + 6, p->src_mac, 6);
 	put16(b + 12, 0x0800);
-	/* PROTOCOL.md §1: IHL 5, DF, protocol UDP; TTL 0 means "not set yet"
+	/* docs/protocol.md §1: IHL 5, DF, protocol UDP; TTL 0 means "not set yet"
 	 * (a switch drops TTL 0), so the NIC's 64 is written. */
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)((p->dscp & 0x3F) << 2 | (p->ecn & 3));
@@ -413,7 +413,7 @@ size_t wire_build(const struct pkt *p, uint8_t *buf, size_t cap)
 	return len;
 }
 
-/* Checks the Ethernet, IPv4 and UDP headers of a frame (PROTOCOL.md §2);
+/* Checks the Ethernet, IPv4 and UDP headers of a frame (docs/protocol.md §2);
  * on success *dlen is the IP datagram's length. */
 static enum wire_error parse_ip_udp(const uint8_t *buf, size_t len, uint32_t *dlen)
 {
@@ -460,7 +460,7 @@ static enum wire_error parse_reth(const uint8_t *b, uint32_t rest, struct pkt *q
 	if (q->payload_len > q->dma_len ||
 	    (q->opcode == WIRE_OP_WRITE_ONLY && q->dma_len != q->payload_len))
 		return WIRE_BAD_DMA_LENGTH;
-	/* PROTOCOL.md §1: VA = stride x message index + byte offset */
+	/* docs/protocol.md §1: VA = stride x message index + byte offset */
 	q->msg_offset = q->va % WIRE_VA_MSG_STRIDE;
 	return WIRE_OK;
 }
@@ -476,7 +476,7 @@ static enum wire_error parse_data(const uint8_t *b, uint32_t rest, struct pkt *q
 	if (q->flags & WIRE_BTH_TS)
 		q->tseth_time = get16(b + WIRE_METH_LEN);
 	if (rest == hdr) {
-		/* PROTOCOL.md §1, Trimmed packet: nothing after METH (+TSETH) */
+		/* docs/protocol.md §1, Trimmed packet: nothing after METH (+TSETH) */
 		q->trimmed = true;
 		return WIRE_OK;
 	}
@@ -648,7 +648,7 @@ void wire_trailer_put(uint8_t *at, ps_t arrival)
 	put32(at + 4, (uint32_t)arrival);
 }
 
-/* ARCHITECTURE.md, Stamped frames: the trailer sits right after the IP total
+/* docs/architecture.md, Stamped frames: the trailer sits right after the IP total
  * length and counts only with its magic, so padding is never a stamp. */
 bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival)
 {

@@ -1,12 +1,12 @@
-/* emulator/wire.h — every MRC frame of PROTOCOL.md §1: parse, build, sizes,
+/* emulator/wire.h — every MRC frame of docs/protocol.md §1: parse, build, sizes,
  * checksums, the payload pattern, the optional ICRC and the virtual-arrival
- * trailer (ARCHITECTURE.md, Stamped frames).
+ * trailer (docs/architecture.md, Stamped frames).
  *
  * Engines work on struct pkt, the parsed form of a frame.  wire_build()
- * turns one into bytes exactly as VECTORS.md shows them (no FCS: captured
+ * turns one into bytes exactly as docs/vectors.md shows them (no FCS: captured
  * frames and Linux interfaces carry none); wire_parse() checks every length
  * and field before filling one, and names the reason for each rejection
- * (PROTOCOL.md §2).  Sizes "on the wire" include the 4-byte FCS. */
+ * (docs/protocol.md §2).  Sizes "on the wire" include the 4-byte FCS. */
 #ifndef EMULATOR_WIRE_H
 #define EMULATOR_WIRE_H
 
@@ -16,7 +16,7 @@
 
 #include "time.h"
 
-/* Header sizes, PROTOCOL.md §1. */
+/* Header sizes, docs/protocol.md §1. */
 #define WIRE_ETH_LEN 14
 #define WIRE_FCS_LEN 4
 #define WIRE_IPV4_LEN 20
@@ -48,7 +48,7 @@
 #define WIRE_QPN_MASK 0xFFFFFFu
 #define WIRE_MAX_FRAME 9216 /* largest frame we build or accept */
 
-/* Opcodes: the MRC range, PROTOCOL.md §1. */
+/* Opcodes: the MRC range, docs/protocol.md §1. */
 enum wire_opcode {
 	WIRE_OP_WRITE_FIRST = 0xC6,
 	WIRE_OP_WRITE_MIDDLE = 0xC7,
@@ -62,7 +62,7 @@ enum wire_opcode {
 	WIRE_OP_PROBE = 0xDE,
 };
 
-/* BTH byte 8 flags (PROTOCOL.md §1). */
+/* BTH byte 8 flags (docs/protocol.md §1). */
 #define WIRE_BTH_A 0x80   /* ACK-request */
 #define WIRE_BTH_C 0x40   /* DestQP is the sender's QP number */
 #define WIRE_BTH_RTX 0x20 /* retransmission */
@@ -84,7 +84,7 @@ enum wire_sack_m {
 	WIRE_M_ALWAYS_SKIP = 2, /* assumed bad */
 };
 
-/* NACK codes (PROTOCOL.md §1, UET's numbering). */
+/* NACK codes (docs/protocol.md §1, UET's numbering). */
 enum wire_nack_code {
 	WIRE_NACK_TRIMMED = 0x01,
 	WIRE_NACK_TRIMMED_LASTHOP = 0x02,
@@ -101,7 +101,7 @@ enum wire_kind {
 };
 
 /* Reasons a frame is rejected; the names are the rx_drop_<reason> counters
- * (STYLE.md, Errors say what happened). */
+ * (docs/records.md). */
 enum wire_error {
 	WIRE_OK = 0,
 	WIRE_SHORT,           /* fewer bytes than the headers need */
@@ -199,7 +199,7 @@ struct pkt {
 	uint32_t rkey;
 	uint32_t dma_len;
 	/* Payload of a data packet.  payload may be NULL: the bytes are then
-	 * the pattern of PROTOCOL.md §1 for (src_ip, msn, va offset), built on
+	 * the pattern of docs/protocol.md §1 for (src_ip, msn, va offset), built on
 	 * demand (the simulation carries payloads as descriptors). */
 	uint32_t payload_len;
 	const uint8_t *payload;
@@ -250,11 +250,11 @@ size_t wire_build(const struct pkt *p, uint8_t *buf, size_t cap);
 enum wire_error wire_parse(const uint8_t *buf, size_t len, bool icrc, struct pkt *p);
 
 /* Cut a data packet to IPv4 + UDP + BTH + METH (+ TSETH), as a trimming
- * switch does (PROTOCOL.md §1, Trimmed packet); the DSCP is the caller's. */
+ * switch does (docs/protocol.md §1, Trimmed packet); the DSCP is the caller's. */
 void wire_trim(struct pkt *p);
 
 /* The payload pattern: byte o of message msn from source IPv4 s is
- * (o + 13*msn + s) mod 251 (PROTOCOL.md §1). */
+ * (o + 13*msn + s) mod 251 (docs/protocol.md §1). */
 static inline uint8_t wire_pattern_byte(uint32_t src_ip, uint16_t msn, uint64_t o)
 {
 	return (uint8_t)((o + 13ULL * msn + src_ip) % 251);
@@ -264,7 +264,7 @@ void wire_pattern_fill(uint8_t *dst, uint32_t len, uint32_t src_ip, uint16_t msn
 uint32_t wire_pattern_check(const uint8_t *buf, uint32_t len, uint32_t src_ip, uint16_t msn,
 			    uint64_t offset);
 
-/* The RETH virtual address of a message's byte (PROTOCOL.md §1). */
+/* The RETH virtual address of a message's byte (docs/protocol.md §1). */
 #define WIRE_VA_MSG_STRIDE 0x100000000000ULL
 static inline uint64_t wire_va(uint32_t msg_index, uint64_t offset)
 {
@@ -293,14 +293,14 @@ static inline int32_t wire_psn_diff(uint32_t a, uint32_t b)
 }
 
 /* The 8-byte virtual-arrival trailer after the IP datagram: "MR" then the
- * arrival time in ps, 48 bits big-endian (ARCHITECTURE.md). */
+ * arrival time in ps, 48 bits big-endian (docs/architecture.md). */
 #define WIRE_TRAILER_MAX_PS ((1ULL << 48) - 1)
 void wire_trailer_put(uint8_t *at, ps_t arrival);
 /* Looks for a trailer right after the IP datagram of a frame of len bytes;
  * returns true and the stamp only when the magic is there. */
 bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival);
 
-/* A pool of packets: no allocation per packet (STYLE.md, Habits).  It grows
+/* A pool of packets: no allocation per packet.  It grows
  * by slabs of slab_size packets, at most max_pkts in all (0: no limit). */
 struct pkt_pool {
 	struct pkt *free;

@@ -1,4 +1,4 @@
-/* emulator/workload.c — the workload file (INTERFACES.md, Workload file):
+/* emulator/workload.c — the workload file (docs/topology.md, Workload file):
  * "id,at,src,dst,bytes,after" rows, checked against the topology so that a
  * daemon never meets a message it cannot post: ids unique, src and dst are
  * NICs, and `after` names only messages the posting node sends or receives,

@@ -1,4 +1,4 @@
-/* emulator/workload.h — the workload file of INTERFACES.md: messages with a
+/* emulator/workload.h — the workload file of docs/topology.md: messages with a
  * post time, a source and destination node, a size and dependencies. */
 #ifndef EMULATOR_WORKLOAD_H
 #define EMULATOR_WORKLOAD_H
@@ -29,7 +29,7 @@ struct workload {
 
 /* Load and check a workload file against a topology: ids unique, nodes are
  * NICs, src != dst, `after` names only messages that the posting node sends
- * or receives (INTERFACES.md).  Errors: "FILE:LINE: column: reason". */
+ * or receives (docs/topology.md, Workload file).  Errors: "FILE:LINE: column: reason". */
 bool workload_load(const char *path, const struct topology *t, struct workload *w, char *err,
 		   size_t errlen);
 void workload_free(struct workload *w);

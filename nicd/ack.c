@@ -3,7 +3,7 @@
  * gaps, and running the retransmission timers and the completion
  * re-request at the sender (seed: Cumulative acknowledgements; Selective
  * acknowledgements; Loss detection from SACK gaps; NACKs; Retransmission
- * timer and retry budget; Completion; PROTOCOL.md §§1, 4, 11, 12). */
+ * timer and retry budget; Completion; docs/protocol.md §§1, 4, 11, 12). */
 #include "nic_impl.h"
 
 /* ---- receiver: building ------------------------------------------------ */
@@ -56,7 +56,7 @@ static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64
 	return bits;
 }
 
-/* PROTOCOL.md §12 rule 4: the 64-PSN block, counted from cumulative PSN + 1,
+/* docs/protocol.md §12 rule 4: the 64-PSN block, counted from cumulative PSN + 1,
  * that holds the PSN that drew the SACK.  A SACK drawn by a PSN at or below
  * the cumulative PSN reports the held blocks in turn, so that successive
  * SACKs cover every PSN held (seed, Selective acknowledgements).  sack_offset

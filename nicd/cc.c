@@ -1,4 +1,4 @@
-/* nicd/cc.c — congestion control of a QP group: MRC's NSCC (PROTOCOL.md
+/* nicd/cc.c — congestion control of a QP group: MRC's NSCC (docs/protocol.md
  * §5; seed, The congestion window, How the window responds to each SACK,
  * Loss reactions, Base RTT).
  *

@@ -1,10 +1,10 @@
-/* nicd/main.c — the NIC daemon (ARCHITECTURE.md, Daemons): one MRC NIC
+/* nicd/main.c — the NIC daemon (docs/architecture.md, Daemons): one MRC NIC
  * engine on one real port, in scaled virtual time, driven by its share of
  * the workload (emulator/driver.h with node = its own index) and by the
  * control socket.  Frames leave built byte for byte with the payload
  * pattern and the virtual-arrival trailer; frames that arrive are parsed
  * at their stamp and their payload checked against the pattern by the
- * engine (PROTOCOL.md §1). */
+ * engine (docs/protocol.md §1). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +23,7 @@ static const char usage[] =
     "posts its messages of the workload from virtual time 0.\n"
     "\n"
     "Options:\n"
-    "  -t, --topology FILE  the topology file (INTERFACES.md)\n"
+    "  -t, --topology FILE  the topology file (docs/topology.md)\n"
     "  -n, --node NAME      which [nic NAME] this daemon is\n"
     "  -p, --port IF        the interface of port 0 (default p0)\n"
     "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"

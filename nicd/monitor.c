@@ -1,4 +1,4 @@
-/* nicd/monitor.c — the MRC Monitor (seed, Records; PROTOCOL.md §12 rule 14):
+/* nicd/monitor.c — the MRC Monitor (seed, Records; docs/protocol.md §12 rule 14):
  * one mrc-monitor row per packet sent or received.  With MonitorTriggers
  * all every row is written; with qp_error each QP's last MonitorHistory
  * rows are kept and written when the QP enters the error state. */

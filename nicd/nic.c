@@ -163,7 +163,7 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	return true;
 }
 
-/* PROTOCOL.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the
+/* docs/protocol.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the
  * probe id as ack_psn_offset, its entropy echoed and all PSN fields 0. */
 static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)
 {

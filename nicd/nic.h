@@ -1,5 +1,5 @@
 /* nicd/nic.h — the MRC NIC engine: the seed's whole data path with no
- * sockets and no clock (ARCHITECTURE.md, The engine contract).
+ * sockets and no clock (docs/architecture.md, The engine contract).
  *
  * The engine takes frames (nic_receive) and doorbells (nic_post_message) at
  * a given virtual time, schedules its own work on the shared event queue,
@@ -21,13 +21,13 @@
 
 struct nic;
 
-/* Seed, Completion; PROTOCOL.md §10. */
+/* Seed, Completion; docs/protocol.md §10. */
 enum nic_completion { SEND_COMPLETE, RECV_COMPLETE, MSG_COMPLETE };
 
 /* What a completion tells the host about a message. */
 struct nic_msg_info {
 	uint64_t msg_id; /* the workload's id; the receiver reads it from
-			    RETH's VA (PROTOCOL.md §1: the message index) */
+			    RETH's VA (docs/protocol.md §1: the message index) */
 	uint32_t src_ip, dst_ip;
 	uint32_t local_qpn, remote_qpn;
 	uint64_t bytes;
@@ -49,7 +49,7 @@ struct nic_host {
 	void (*failed)(void *ctx, const struct nic_msg_info *m, ps_t now);
 };
 
-/* The CSV records a NIC writes; any may be NULL (INTERFACES.md, Records).
+/* The CSV records a NIC writes; any may be NULL (docs/records.md, Records).
  * In the simulation every NIC shares one writer per record. */
 struct nic_records {
 	struct csv *stats;   /* mrc-transport-stats.csv */
@@ -82,7 +82,7 @@ void nic_free(struct nic *nic);
 
 /* The doorbell: creates the sending side of a new QP for one RDMA Write of
  * `bytes` to dst_ip and queues it (seed, Queue pairs and messages).  msg_id
- * is the message index of PROTOCOL.md §1 (RETH VA = 0x1000_0000_0000 x id +
+ * is the message index of docs/protocol.md §1 (RETH VA = 0x1000_0000_0000 x id +
  * offset, METH MSN = its low 16 bits), so both ends name the message alike:
  * 1 <= msg_id <= NIC_MAX_MSG_ID.  Returns false if refused (counted). */
 #define NIC_MAX_MSG_ID ((1ULL << 20) - 1)

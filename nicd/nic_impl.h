@@ -8,7 +8,7 @@
 #include "../emulator/rng.h"
 #include "nic.h"
 
-/* Counters of mrc-transport-stats (INTERFACES.md), each written as
+/* Counters of mrc-transport-stats (docs/records.md), each written as
  * total_<name> and ivl_total_<name>. */
 #define NIC_COUNTERS(X)                                                                            \
 	X(tx_data_pkts)                                                                            \
@@ -85,7 +85,7 @@ struct nic_qp_send {
 	struct nic_qp_send *turn_prev, *turn_next; /* the group's turn ring */
 	bool counted_rtx;			   /* counted in the group's rtx_qps */
 
-	uint64_t msg_id; /* the message index of PROTOCOL.md §1 */
+	uint64_t msg_id; /* the message index of docs/protocol.md §1 */
 	uint64_t bytes;
 	uint64_t npkts;
 	ps_t posted;
@@ -157,7 +157,7 @@ struct nic_group {
 	bool keyed;		       /* in nic->groups (QPGroupsEnabled) */
 	struct nic_group *prev, *next; /* the ready list */
 
-	/* NSCC state (cc.c, PROTOCOL.md §5); cwnd and inflight are above. */
+	/* NSCC state (cc.c, docs/protocol.md §5); cwnd and inflight are above. */
 	ps_t base_rtt;		 /* min RTT sample, from ConfigBaseRTT */
 	double avg_delay;	 /* ps: EWMA of sample - base_rtt */
 	double inc_bytes;	 /* bytes x bytes, fulfilled as inc_bytes / cwnd */
@@ -173,7 +173,7 @@ struct nic_group {
 	bool qa_trigger;	 /* a trim NACK came in this period */
 };
 
-/* Spraying state of one destination (PROTOCOL.md §6). */
+/* Spraying state of one destination (docs/protocol.md §6). */
 enum spray_state { EV_GOOD, EV_SKIP, EV_ASSUMED_BAD };
 
 struct nic_dest {
@@ -299,7 +299,7 @@ void nic_timer_stop(struct nic *nic, struct nic_seg *s);
 void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k);
 
-/* pcie.c — the host link (PROTOCOL.md §7) */
+/* pcie.c — the host link (docs/protocol.md §7) */
 void nic_pcie_init(struct nic *nic);
 void nic_pcie_destroy(struct nic *nic);
 ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes);
@@ -310,7 +310,7 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);
 /* rx.c: a receive write was accepted; its ingress pool space is free. */
 void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
 
-/* spray.c — entropy values (PROTOCOL.md §6) */
+/* spray.c — entropy values (docs/protocol.md §6) */
 uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn);
 void nic_spray_skip(struct nic *nic, struct nic_dest *d, uint32_t ev);
 void nic_spray_assumed_bad(struct nic *nic, struct nic_dest *d, uint32_t ev, ps_t now);
@@ -318,7 +318,7 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now);
 void nic_spray_free(struct nic_dest *d);
 void nic_spray_senders(struct nic *nic, struct nic_dest *d, int delta, ps_t now);
 
-/* cc.c — congestion control behind one interface (PROTOCOL.md §5) */
+/* cc.c — congestion control behind one interface (docs/protocol.md §5) */
 void nic_cc_init(struct nic *nic, struct nic_group *g);
 void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t rtt, bool ecn,
 		    ps_t now);

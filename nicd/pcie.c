@@ -1,5 +1,5 @@
 /* nicd/pcie.c — the PCIe link between the NIC and its host (seed, Fetching
- * the payload over PCIe; PROTOCOL.md §7).
+ * the payload over PCIe; docs/protocol.md §7).
  *
  * Each direction is a FIFO serial channel.  NIC-to-host carries the read
  * requests and the receive-side writes; host-to-NIC carries the read
@@ -29,7 +29,7 @@ void nic_pcie_destroy(struct nic *nic)
 }
 
 /* A transfer of B bytes is cut into TLPs of at most PcieMaxPayload bytes,
- * each costing its bytes plus PcieTlpOverhead (PROTOCOL.md §7). */
+ * each costing its bytes plus PcieTlpOverhead (docs/protocol.md §7). */
 ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes)
 {
 	uint64_t tlps = bytes ? (bytes + nic->a.pcie_max_payload - 1) / nic->a.pcie_max_payload : 1;

@@ -1,5 +1,5 @@
 /* nicd/port.c — the NIC's network port (seed, Packets on the wire; Traffic
- * classes; PROTOCOL.md §8).
+ * classes; docs/protocol.md §8).
  *
  * Two egress queues: control (ACK, SACK, NACK) is sent ahead of waiting
  * data.  A frame is serialized at the link's rate with no interframe gap,

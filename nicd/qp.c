@@ -1,5 +1,5 @@
 /* nicd/qp.c — queue pairs, QP groups and destinations (seed, Queue pairs
- * and messages; QP groups; PROTOCOL.md §12 rules 11 and 12). */
+ * and messages; QP groups; docs/protocol.md §12 rules 11 and 12). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -105,7 +105,7 @@ void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now)
 		nic_qp_update(nic, sq);
 }
 
-/* An RTT sample (seed, RTT measurement; PROTOCOL.md §4): LocalDatabase
+/* An RTT sample (seed, RTT measurement; docs/protocol.md §4): LocalDatabase
  * takes it only from a packet sent once; WireTimestamp from the echo. */
 static ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t idx, bool has_echo,
 		       uint16_t echo, uint16_t service, ps_t now)
@@ -160,7 +160,7 @@ static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest,
 	}
 }
 
-/* PROTOCOL.md §6: M = 01 (the packet was CE-marked) passes its value over
+/* docs/protocol.md §6: M = 01 (the packet was CE-marked) passes its value over
  * once; M = 10 marks it assumed bad. */
 static void sack_feedback(struct nic *nic, const struct pkt *p, ps_t now)
 {
@@ -188,7 +188,7 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 	ps_t rtt;
 
 	nic->c.rx_sack++;
-	if (s->pr) { /* a probe's answer: path feedback (PROTOCOL.md §6) */
+	if (s->pr) { /* a probe's answer: path feedback (docs/protocol.md §6) */
 		nic_monitor(nic, now, false, p, p->dqpn, s->responder_qpn, 0);
 		nic_spray_probe_answer(nic, p, now);
 		return;
@@ -299,7 +299,7 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 
 /* ---- retransmission timers --------------------------------------------- */
 
-/* PROTOCOL.md §11: timer k runs InitialAckTimeout while k <= LinearRetryCount,
+/* docs/protocol.md §11: timer k runs InitialAckTimeout while k <= LinearRetryCount,
  * then doubles (at most 25 doublings, §12 rule 7); FixedRexmitTimeEnable
  * keeps every timer at InitialAckTimeout.  Rounded down to whole
  * microseconds, at least 1 µs. */
@@ -365,7 +365,7 @@ static void timer_fire(void *arg, ps_t now)
 
 static void rerequest_check(void *arg, ps_t now);
 
-/* PROTOCOL.md §10: SEND_COMPLETE when the message's last packet has been
+/* docs/protocol.md §10: SEND_COMPLETE when the message's last packet has been
  * serialized for the first time; from then on the re-request checks run
  * every 2 x InitialAckTimeout. */
 void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)

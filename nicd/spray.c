@@ -1,5 +1,5 @@
 /* nicd/spray.c — entropy values for a destination and their path feedback
- * (seed, Retransmission timer; NACKs; PROTOCOL.md §6, Default Packet
+ * (seed, Retransmission timer; NACKs; docs/protocol.md §6, Default Packet
  * Spraying).
  *
  * Each destination has EntropyCount values, UDP source ports
@@ -41,7 +41,7 @@ uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn)
 	return ev;
 }
 
-/* PROTOCOL.md §6: a SACK with M = 01 (the packet was CE-marked) and a
+/* docs/protocol.md §6: a SACK with M = 01 (the packet was CE-marked) and a
  * TRIMMED NACK mark the echoed value SKIP. */
 void nic_spray_skip(struct nic *nic, struct nic_dest *d, uint32_t ev)
 {
@@ -80,7 +80,7 @@ void nic_spray_senders(struct nic *nic, struct nic_dest *d, int delta, ps_t now)
 		    events_schedule(nic->ev, now + nic->a.probe_interval, probe_tick, d);
 }
 
-/* PROTOCOL.md §1: a probe to the endpoint QP 2 on the value it tests, in
+/* docs/protocol.md §1: a probe to the endpoint QP 2 on the value it tests, in
  * the data class with the trimmable codepoint; it consumes no PSN. */
 static void send_probe(struct nic *nic, struct nic_dest *d, uint32_t i, ps_t now)
 {

@@ -1,6 +1,6 @@
-/* nicd/stats.c — the NIC's records (seed, Records; INTERFACES.md):
+/* nicd/stats.c — the NIC's records (seed, Records; docs/records.md):
  * mrc-transport-stats every TransportStatsReportInterval, mrc-events,
- * mrc-monitor (triggers all and qp_error, PROTOCOL.md §12 rule 14) and
+ * mrc-monitor (triggers all and qp_error, docs/protocol.md §12 rule 14) and
  * mrc-cc. */
 #include <stdlib.h>
 #include <string.h>
@@ -148,7 +148,7 @@ void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t
 	csv_end(nic->rec.cc);
 }
 
-/* PROTOCOL.md §3: the role a codepoint names. */
+/* docs/protocol.md §3: the role a codepoint names. */
 const char *nic_role_name(const struct nic *nic, uint8_t dscp)
 {
 	const struct nic_attrs *a = &nic->a;

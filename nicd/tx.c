@@ -189,7 +189,7 @@ static uint8_t data_opcode(const struct nic_qp_send *sq, uint64_t idx)
 	return idx + 1 == sq->npkts ? WIRE_OP_WRITE_LAST : WIRE_OP_WRITE_MIDDLE;
 }
 
-/* PROTOCOL.md §12 rule 1: the window is nearly full when, with this packet
+/* docs/protocol.md §12 rule 1: the window is nearly full when, with this packet
  * already in flight, less than one nominal packet of room is left, or the
  * window is under 4,095 bytes. */
 static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
@@ -197,7 +197,7 @@ static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
 	return g->cwnd < 4095 || g->inflight + nic->unit > g->cwnd;
 }
 
-/* Seed, Packets on the wire; PROTOCOL.md §1. */
+/* Seed, Packets on the wire; docs/protocol.md §1. */
 static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
 {
 	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, s->idx),

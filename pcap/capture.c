@@ -1,5 +1,5 @@
 /* pcap/capture.c — nanosecond pcap files through libpcap, stamped with
- * virtual time (ARCHITECTURE.md, Records and captures).  libpcap writes the
+ * virtual time (docs/architecture.md, Records and captures).  libpcap writes the
  * file (magic a1b23c4d); nothing here knows the format. */
 #include "capture.h"
 

@@ -1,5 +1,5 @@
 /* pcap/capture.h — nanosecond pcap files, written through libpcap, with
- * timestamps in virtual time (ARCHITECTURE.md, Records and captures). */
+ * timestamps in virtual time (docs/architecture.md, Records and captures). */
 #ifndef PCAP_CAPTURE_H
 #define PCAP_CAPTURE_H
 

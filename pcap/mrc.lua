@@ -1,8 +1,8 @@
 -- pcap/mrc.lua — Wireshark/tshark dissector for MRC (Multipath Reliable
 -- Connection), the RoCEv2 extension mrcemu emulates.  Decodes every header of
--- PROTOCOL.md section 1 (BTH with MRC's A/C/RTX/TS flags, METH, TSETH, RETH,
+-- docs/protocol.md section 1 (BTH with MRC's A/C/RTX/TS flags, METH, TSETH, RETH,
 -- AETH, SETH, CC_STATE, NETH, PETH, trimmed packets, the optional ICRC) and
--- the 8-byte virtual-arrival trailer of ARCHITECTURE.md ("Stamped frames").
+-- the 8-byte virtual-arrival trailer of docs/architecture.md ("Stamped frames").
 --
 -- Load:   tshark -X lua_script:pcap/mrc.lua -r capture.pcap
 --         or copy to ~/.local/lib/wireshark/plugins/
@@ -13,13 +13,13 @@
 --
 -- Nothing in a packet may raise a Lua error: every header is bounds-checked
 -- and a short one is flagged with the "malformed" expert info instead
--- (PROTOCOL.md section 2: bad input is named, never a crash).
+-- (docs/protocol.md section 2: bad input is named, never a crash).
 
 local mrc = Proto("mrc", "MRC (Multipath Reliable Connection)")
 
 local ROCE_PORT = 4791
 
--- Header sizes, PROTOCOL.md section 1.
+-- Header sizes, docs/protocol.md section 1.
 local BTH_LEN, METH_LEN, TSETH_LEN, RETH_LEN = 12, 4, 4, 16
 local AETH_LEN, SETH_LEN, CC_LEN, NETH_LEN, PETH_LEN = 4, 28, 8, 20, 16
 local ICRC_LEN, TRAILER_LEN = 4, 8
@@ -52,7 +52,7 @@ local data_opcodes = {
 	[OP_WRITE_LAST_IMM] = true, [OP_WRITE_ONLY] = true, [OP_WRITE_ONLY_IMM] = true,
 }
 
--- NACK codes follow UET's numbering (PROTOCOL.md section 1, NACK).
+-- NACK codes follow UET's numbering (docs/protocol.md section 1, NACK).
 local nack_names = {
 	[0x01] = "TRIMMED",
 	[0x02] = "TRIMMED_LASTHOP",
@@ -168,7 +168,7 @@ local ex = {
 mrc.experts = { ex.malformed, ex.unsupported, ex.unknown, ex.trimmed, ex.extra, ex.short,
 	ex.internal }
 
--- DSCP role codepoints (PROTOCOL.md section 3); they must match the NIC's
+-- DSCP role codepoints (docs/protocol.md section 3); they must match the NIC's
 -- and switches' attributes of the capture, hence preferences.
 mrc.prefs.dscp_trimmable = Pref.uint("DSCP trimmable", 2, "DscpTrimmable")
 mrc.prefs.dscp_trimmable_retx = Pref.uint("DSCP trimmable retransmission", 3, "DscpTrimmableRetx")
@@ -293,7 +293,7 @@ local function bth_flags(bth)
 end
 
 -- METH, optional TSETH, then RETH and payload unless the packet was trimmed
--- (PROTOCOL.md section 1, "Trimmed packet": recognised by codepoint; a data
+-- (docs/protocol.md section 1, "Trimmed packet": recognised by codepoint; a data
 -- packet with no room left for RETH is a trimmed one too).
 local function dissect_data(c, bth, role)
 	if not have(c, METH_LEN, "METH") then
@@ -370,7 +370,7 @@ local function dissect_seth(c)
 	local cack = r(13, 3):uint()
 	local ack_off, sack_off = r(2, 2):int(), r(18, 2):int()
 	local pr = r(1, 1):bitfield(6, 1) == 1
-	-- PSN arithmetic is modulo 2^24 (PROTOCOL.md section 1).
+	-- PSN arithmetic is modulo 2^24 (docs/protocol.md section 1).
 	t:add(f.sack_base, (cack + sack_off) % 0x1000000):set_generated()
 	if not pr then
 		t:add(f.sack_drawn_by, (cack + ack_off) % 0x1000000):set_generated()
@@ -440,7 +440,7 @@ local function min_after_bth(opcode, ts)
 		[OP_NACK] = NETH_LEN, [OP_PROBE] = PETH_LEN })[opcode] or 0
 end
 
--- IcrcEnabled appends 4 bytes to the UDP payload (PROTOCOL.md section 1).
+-- IcrcEnabled appends 4 bytes to the UDP payload (docs/protocol.md section 1).
 local function take_icrc(c, bth)
 	if not mrc.prefs.icrc then
 		return nil
@@ -542,7 +542,7 @@ function mrc.dissector(tvb, pinfo, tree)
 end
 
 -- UDP tries the lower port first, and MRC's entropy values (source ports
--- 256..383 by default, PROTOCOL.md section 6) include ports with stock
+-- 256..383 by default, docs/protocol.md section 6) include ports with stock
 -- dissectors (PTP on 319/320, packetbb on 269): take those ports too and
 -- hand anything not sent to 4791 back to the dissector that owned them.
 local udp_port = DissectorTable.get("udp.port")
@@ -571,7 +571,7 @@ function mrc.prefs_changed()
 end
 
 -- Virtual-arrival trailer: 8 bytes after the IP datagram, "MR" then the
--- arrival time in ps, 48 bits big-endian (ARCHITECTURE.md, Stamped frames).
+-- arrival time in ps, 48 bits big-endian (docs/architecture.md, Stamped frames).
 -- The Ethernet dissector offers the bytes after the IP datagram to its
 -- "eth.trailer" heuristic list, whole (any FCS guess comes after).
 local function dissect_trailer(tvb, pinfo, tree)

@@ -1,5 +1,5 @@
 """Scapy layers for MRC (Multipath Reliable Connection), the RoCEv2
-extension mrcemu emulates: every header of PROTOCOL.md section 1, and
+extension mrcemu emulates: every header of docs/protocol.md section 1, and
 builders for whole frames, so users can inject crafted frames into a running
 emulation (`mrcemu run` gives an [external] node a namespace and a veth).
 
@@ -19,7 +19,7 @@ next header from its opcode: data (0xC6/0xC7/0xC8/0xCA) METH, then TSETH if
 the TS flag is set, then RETH, then the payload as Raw; 0xD1 AETH; 0xDC SETH
 + CC_STATE; 0xDD NETH; 0xDE PETH.  A data packet with nothing after METH
 (+TSETH) is a trimmed packet (mrc_is_trimmed); a receiver itself goes by the
-DSCP codepoint (PROTOCOL.md section 3, dscp_role).  Bytes after the IPv4
+DSCP codepoint (docs/protocol.md section 3, dscp_role).  Bytes after the IPv4
 total length (the 8-byte virtual-arrival trailer) become Scapy Padding; an
 ICRC (IcrcEnabled) is not split off: it stays the last 4 bytes of the Raw
 payload.
@@ -68,7 +68,7 @@ __all__ = [
 
 ROCE_PORT = 4791
 
-# Opcodes: the MRC range (PROTOCOL.md section 1).
+# Opcodes: the MRC range (docs/protocol.md section 1).
 OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST = 0xC6, 0xC7, 0xC8
 OP_WRITE_ONLY = 0xCA
 OP_ACK, OP_SACK, OP_NACK, OP_PROBE = 0xD1, 0xDC, 0xDD, 0xDE
@@ -86,7 +86,7 @@ OPCODE_NAMES = {
     OP_PROBE: "PROBE",
 }
 
-# NACK codes, UET's numbering (PROTOCOL.md section 1, NACK).
+# NACK codes, UET's numbering (docs/protocol.md section 1, NACK).
 NACK_TRIMMED, NACK_TRIMMED_LASTHOP, NACK_PSN_OOR_WINDOW = 0x01, 0x02, 0x0B
 NACK_NAMES = {
     NACK_TRIMMED: "TRIMMED",
@@ -94,10 +94,10 @@ NACK_NAMES = {
     NACK_PSN_OOR_WINDOW: "PSN_OOR_WINDOW",
 }
 
-# SETH path feedback M (PROTOCOL.md section 1, SETH byte 1).
+# SETH path feedback M (docs/protocol.md section 1, SETH byte 1).
 SACK_M_NAMES = {0: "none", 1: "skip_once", 2: "always_skip"}
 
-# Default codepoints (PROTOCOL.md section 3).
+# Default codepoints (docs/protocol.md section 3).
 DSCP_ROLES = {
     2: "trimmable",
     3: "trimmable_retx",
@@ -115,7 +115,7 @@ AETH_ACK = 0x1F
 CC_TYPE_NSCC = 1
 TTL = 64
 VA_MSG_STRIDE = 0x100000000000
-DEFAULT_SPORT = 256  # StartingPortOffset (PROTOCOL.md section 6)
+DEFAULT_SPORT = 256  # StartingPortOffset (docs/protocol.md section 6)
 
 
 class MRC_BTH(Packet):
@@ -199,7 +199,7 @@ class MRC_AETH(Packet):
 
 
 class MRC_SETH(Packet):
-    """SACK extended header, 28 bytes (PROTOCOL.md section 1, SETH)."""
+    """SACK extended header, 28 bytes (docs/protocol.md section 1, SETH)."""
 
     name = "MRC SETH"
     fields_desc = [
@@ -240,7 +240,7 @@ class MRC_CCSTATE(Packet):
 
 
 class MRC_NETH(Packet):
-    """NACK extended header, 20 bytes (PROTOCOL.md section 1, NACK)."""
+    """NACK extended header, 20 bytes (docs/protocol.md section 1, NACK)."""
 
     name = "MRC NETH"
     fields_desc = [
@@ -263,7 +263,7 @@ class MRC_NETH(Packet):
 
 
 class MRC_PETH(Packet):
-    """Probe extended header, 16 bytes (PROTOCOL.md section 1, Probe)."""
+    """Probe extended header, 16 bytes (docs/protocol.md section 1, Probe)."""
 
     name = "MRC PETH"
     fields_desc = [
@@ -305,7 +305,7 @@ def _ip32(addr):
 def payload_pattern(src_ip, msn, offset, length):
     """Bytes offset..offset+length-1 of message msn from src_ip: byte o is
     (o + 13*msn + s) mod 251, s the IPv4 source as a 32-bit number
-    (PROTOCOL.md section 1, Payload)."""
+    (docs/protocol.md section 1, Payload)."""
     base = 13 * msn + _ip32(src_ip)
     return bytes((o + base) % 251 for o in range(offset, offset + length))
 
@@ -340,13 +340,13 @@ def mrc_is_trimmed(pkt):
 
 def _mac(ip):
     # Default MACs follow the topology's 02:00:00:00:00:NN style, NN from
-    # the address's last byte (as in VECTORS.md); pass src_mac/dst_mac to
+    # the address's last byte (as in docs/vectors.md); pass src_mac/dst_mac to
     # address a real node.
     return "02:00:00:00:00:%02x" % (_ip32(ip) & 0xFF)
 
 
 def _outer(src, dst, dscp, ecn, sport, ttl, src_mac, dst_mac):
-    """Ether/IP/UDP as PROTOCOL.md section 1 says: IHL 5, DF, id 0, the
+    """Ether/IP/UDP as docs/protocol.md section 1 says: IHL 5, DF, id 0, the
     checksum computed on build, UDP to 4791 with checksum 0."""
     return (Ether(src=src_mac or _mac(src), dst=dst_mac or _mac(dst)) /
             IP(src=src, dst=dst, tos=(dscp << 2) | ecn, id=0, flags="DF",

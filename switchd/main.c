@@ -1,5 +1,5 @@
-/* switchd/main.c — the switch daemon (ARCHITECTURE.md, Daemons): one
- * switch engine (PROTOCOL.md §9) with a real port per link, in scaled
+/* switchd/main.c — the switch daemon (docs/architecture.md, Daemons): one
+ * switch engine (docs/protocol.md §9) with a real port per link, in scaled
  * virtual time.  Each frame reaches the engine as received, at its stamp;
  * the engine checks it and its payload against the pattern, and forwarded
  * frames are built anew, with the trailer of their next hop. */
@@ -18,7 +18,7 @@ static const char usage[] =
     "namespace.  It waits on its control socket for `start EPOCH_NS SCALE`.\n"
     "\n"
     "Options:\n"
-    "  -t, --topology FILE  the topology file (INTERFACES.md)\n"
+    "  -t, --topology FILE  the topology file (docs/topology.md)\n"
     "  -n, --node NAME      which [switch NAME] this daemon is\n"
     "  -p, --port IF        the interface of port 0, then 1, ... (default p0, p1, ...)\n"
     "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"

@@ -1,4 +1,4 @@
-/* switchd/routes.h — a switch's forwarding table (PROTOCOL.md §9): the
+/* switchd/routes.h — a switch's forwarding table (docs/protocol.md §9): the
  * ECMP set of every destination NIC or external, looked up by destination
  * IPv4 address.  Built once from the topology's routes (topology_ecmp) and
  * kept small, so that a fabric of a thousand hosts looks up from the cache:

@@ -1,4 +1,4 @@
-/* switchd/switch.c — the switch engine (PROTOCOL.md §9): forwarding by the
+/* switchd/switch.c — the switch engine (docs/protocol.md §9): forwarding by the
  * topology's routes with a seeded 5-tuple hash over ECMP sets, MAC rewrite
  * and TTL, per-port traffic-class queues (TC2 strict, TC1 against TC0 by
  * deficit round robin), ECN marking, trimming under the UET policy,
@@ -12,7 +12,7 @@
 #include "../emulator/config.h"
 #include "../emulator/rng.h"
 #include "routes.h"
-#define TC_TRIMMED 1 /* PROTOCOL.md §3, under the UET policy */
+#define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
 #define TC_CONTROL 2
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
  * weight splits it.  Large against a frame, so each visit sends several. */
@@ -122,7 +122,7 @@ struct sw {
 
 /* ---- set-up ------------------------------------------------------------ */
 
-/* PROTOCOL.md §3: the switch's codepoints must be the NICs'. */
+/* docs/protocol.md §3: the switch's codepoints must be the NICs'. */
 static bool same_codepoints(const struct switch_attrs *s, const struct topo_node *nic, char *err,
 			    size_t errlen, const char *name)
 {
@@ -139,7 +139,7 @@ static bool same_codepoints(const struct switch_attrs *s, const struct topo_node
 		if (sv[i] != nv[i]) {
 			snprintf(err, errlen,
 				 "%s: %s: %u differs from NIC %s's %u (allowed: the same "
-				 "codepoints on every NIC and switch, PROTOCOL.md §3)",
+				 "codepoints on every NIC and switch, docs/protocol.md §3)",
 				 name, names[i], sv[i], nic->name, nv[i]);
 			return false;
 		}
@@ -160,7 +160,7 @@ static bool check_node(const struct sw_params *p, char *err, size_t errlen)
 	if (n->sw.pfc) {
 		snprintf(err, errlen,
 			 "%s: PfcEnabled: true is refused: PFC pause frames are not modelled "
-			 "(allowed: false, PROTOCOL.md §9)",
+			 "(allowed: false, docs/protocol.md §9)",
 			 n->name);
 		return false;
 	}
@@ -172,7 +172,7 @@ static bool check_node(const struct sw_params *p, char *err, size_t errlen)
 }
 
 /* The hash seed: the topology's seed mixed with the switch's name, as the
- * engines' RNGs are seeded (ARCHITECTURE.md, Determinism). */
+ * engines' RNGs are seeded (docs/architecture.md, Determinism). */
 static uint64_t hash_seed(uint64_t seed, const char *name)
 {
 	struct rng r;
@@ -223,7 +223,7 @@ static void say_trimming_inactive(const struct sw *sw)
 	if (!sw->a.uet_policy && sw->a.trimming)
 		fprintf(stderr,
 			"%s: UETPolicyEnabled is false: trimming is inactive, packets that do "
-			"not fit are dropped (PROTOCOL.md §9)\n",
+			"not fit are dropped (docs/protocol.md §9)\n",
 			sw->name);
 }
 
@@ -305,7 +305,7 @@ void sw_free(struct sw *sw)
 
 /* ---- classification and routing ----------------------------------------- */
 
-/* PROTOCOL.md §3: with UETPolicyEnabled control -> TC2, trimmed and
+/* docs/protocol.md §3: with UETPolicyEnabled control -> TC2, trimmed and
  * trimmed-last-hop -> TC1, everything else TC0; without it TC = DSCP / 8. */
 int sw_classify(const struct sw *sw, uint8_t dscp)
 {
@@ -330,7 +330,7 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
-/* PROTOCOL.md §9: a hash of (source IP, destination IP, protocol 17,
+/* docs/protocol.md §9: a hash of (source IP, destination IP, protocol 17,
  * source port, destination port) and the switch's seed. */
 static uint64_t flow_hash(const struct sw *sw, const struct pkt *p)
 {
@@ -425,7 +425,7 @@ static bool is_ect(uint8_t ecn)
 	return ecn == WIRE_ECN_ECT0 || ecn == WIRE_ECN_ECT1;
 }
 
-/* PROTOCOL.md §9, ECN: on enqueue to TC0, an ECT packet is marked CE with a
+/* docs/protocol.md §9, ECN: on enqueue to TC0, an ECT packet is marked CE with a
  * probability rising linearly from 0 at EcnKmin x limit to EcnPmax at
  * EcnKmax x limit (and EcnPmax above), from the bytes already queued. */
 static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
@@ -461,7 +461,7 @@ static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const 
 
 static void port_kick(struct sw_port *port, ps_t now);
 
-/* PROTOCOL.md §9, admission: a packet that does not fit its queue is
+/* docs/protocol.md §9, admission: a packet that does not fit its queue is
  * trimmed when trimming is active and its codepoint is trimmable; the cut
  * packet is re-marked trimmed, or trimmed-last-hop on the hop to a NIC, and
  * offered to TC1.  Otherwise, or when TC1 is full too, it is dropped. */
@@ -496,7 +496,7 @@ static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps
 /* ---- the port ----------------------------------------------------------- */
 
 /* TC1 against TC0 by deficit round robin, weights TrimmedClassWeight and
- * its complement (PROTOCOL.md §9).  A class alone is served at once. */
+ * its complement (docs/protocol.md §9).  A class alone is served at once. */
 static int drr_pick(struct sw *sw, struct sw_port *port)
 {
 	bool has0 = port->nonempty & 1, has1 = port->nonempty & 2;
@@ -521,7 +521,7 @@ static int drr_pick(struct sw *sw, struct sw_port *port)
 	}
 }
 
-/* TC7..TC2 by strict priority, highest first (PROTOCOL.md §9: TC2 strict),
+/* TC7..TC2 by strict priority, highest first (docs/protocol.md §9: TC2 strict),
  * then TC1 and TC0.  -1 when every queue is empty. */
 static int pick_class(struct sw *sw, struct sw_port *port)
 {
@@ -556,7 +556,7 @@ static void port_free(void *arg, ps_t now);
  * reaches the far end one link delay after `end`, unless the link loses it
  * in that window (link.h).  Both are known when serialization starts, so
  * the frame is handed over then, with its arrival time (the host delivers
- * it at that time, ARCHITECTURE.md), and the port needs an event at `end`
+ * it at that time, docs/architecture.md), and the port needs an event at `end`
  * only when frames are waiting: an idle fabric costs one event per hop.
  * A port set down after a frame's serialization began does not recall it. */
 static void port_start(struct sw_port *port, ps_t now)
@@ -628,7 +628,7 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 
 /* ---- forwarding ---------------------------------------------------------- */
 
-/* PROTOCOL.md §9: route, TTL - 1 (drop at 0), MAC rewrite to the next hop,
+/* docs/protocol.md §9: route, TTL - 1 (drop at 0), MAC rewrite to the next hop,
  * classify and queue.  The IPv4 checksum is rebuilt with the frame
  * (wire_build), so it stays valid. */
 void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)

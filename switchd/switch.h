@@ -1,5 +1,5 @@
-/* switchd/switch.h — the switch engine of PROTOCOL.md §9: no sockets and no
- * clock (ARCHITECTURE.md, The engine contract).
+/* switchd/switch.h — the switch engine of docs/protocol.md §9: no sockets and no
+ * clock (docs/architecture.md, The engine contract).
  *
  * The engine takes frames on its ports (sw_receive) at a given virtual time,
  * forwards each by the routes of the topology (ECMP by a hash of the
@@ -10,7 +10,7 @@
  *
  * Counters are kept per port and traffic class; switch-stats.csv gets one
  * row per port and class that saw traffic, every SwitchStatsReportInterval,
- * and a final row for each of them from sw_finish (INTERFACES.md). */
+ * and a final row for each of them from sw_finish (docs/records.md). */
 #ifndef SWITCHD_SWITCH_H
 #define SWITCHD_SWITCH_H
 
@@ -46,16 +46,16 @@ struct sw_params {
 	struct csv *stats; /* switch-stats.csv, may be NULL */
 };
 
-/* The switch-stats.csv header (INTERFACES.md, Records).  Counts are for the
+/* The switch-stats.csv header (docs/records.md, Records).  Counts are for the
  * interval that ends at time_ps; max_queue_bytes is the interval's peak;
  * queue_bytes the queue at time_ps. */
 extern const char SW_STATS_HEADER[];
 
 /* Create the engine of topology node p->node.  Returns NULL and one line in
  * err when the switch cannot run: PfcEnabled=true (PFC is not modelled),
- * codepoints that differ from the NICs' (PROTOCOL.md §3), not a switch.
+ * codepoints that differ from the NICs' (docs/protocol.md §3), not a switch.
  * Without UETPolicyEnabled and with TrimmingEnabled, says once on stderr
- * that trimming is inactive (PROTOCOL.md §9). */
+ * that trimming is inactive (docs/protocol.md §9). */
 struct sw *sw_new(const struct sw_params *p, char *err, size_t errlen);
 void sw_free(struct sw *sw);
 
@@ -64,7 +64,7 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now);
 
 /* Parse a frame from a real port and receive it.  Malformed frames are
  * counted by reason (rx_drop_<reason>) and dropped.  A payload is carried
- * as a descriptor of the pattern of PROTOCOL.md §1 (so f need not outlive
+ * as a descriptor of the pattern of docs/protocol.md §1 (so f need not outlive
  * the call); one that differs from the pattern is counted
  * (rx_drop_payload_not_pattern) and dropped, since the engine keeps no
  * copies of payload bytes. */
@@ -75,7 +75,7 @@ void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_
 int sw_route(const struct sw *sw, const struct pkt *p);
 
 /* A port set down drops every frame queued to it or arriving on it,
- * counted as drop_port_down (PROTOCOL.md §9, Faults). */
+ * counted as drop_port_down (docs/protocol.md §9, Faults). */
 void sw_port_set_down(struct sw *sw, int port, bool down);
 
 /* Write the final switch-stats rows. */
@@ -94,7 +94,7 @@ uint64_t sw_port_counter(const struct sw *sw, int port, int tc, const char *name
 /* Bytes waiting in a port's queue of class tc (not the frame on the wire). */
 uint64_t sw_queue_bytes(const struct sw *sw, int port, int tc);
 
-/* The traffic class the switch puts a codepoint in (PROTOCOL.md §3). */
+/* The traffic class the switch puts a codepoint in (docs/protocol.md §3). */
 int sw_classify(const struct sw *sw, uint8_t dscp);
 
 /* The egress queue limit of a port, resolved from its rate (§9). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/dissector.sh — the Wireshark/tshark dissector pcap/mrc.lua against
-# the wire vectors (VECTORS.md, values hard-coded below), against the codec's
+# the wire vectors (docs/vectors.md, values hard-coded below), against the codec's
 # own view of every frame kind (build/tests/mrc-frames), and against short
 # or garbage input.  Run from the repo root with env BUILD (default build).
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
@@ -93,7 +93,7 @@ else
 	pass "mrc.lua loads"
 fi
 
-# --- VECTORS.md, frame by frame ---------------------------------------------
+# --- docs/vectors.md, frame by frame ---------------------------------------------
 VFIELDS=(mrc.opcode mrc.se mrc.mig mrc.padcnt mrc.tver mrc.pkey mrc.fecn
 	mrc.becn mrc.dqpn mrc.ackreq mrc.conn mrc.retx mrc.ts mrc.psn mrc.entropy
 	mrc.role mrc.trimmed mrc.meth.rqmsn mrc.meth.msn mrc.tseth.time
@@ -324,7 +324,7 @@ expect_frames icrc "icrc pref" <<'EOF'
 8 mrc.icrc -
 8 mrc.trimmed 1
 EOF
-# Trimmed is told by codepoint, not length (PROTOCOL.md section 1): with 2
+# Trimmed is told by codepoint, not length (docs/protocol.md section 1): with 2
 # declared the trimmed codepoint, vector 1 is a trimmed packet.
 load_fields "$VECTORS" dscp mrc.role mrc.trimmed mrc.reth.va -- -o mrc.dscp_trimmed:2 -o mrc.dscp_trimmed_last_hop:11
 expect_frames dscp "codepoint prefs" <<'EOF'
@@ -436,7 +436,7 @@ else
 	fail "port 319 to 319 is still PTP"
 fi
 
-# --- Virtual-arrival trailer (ARCHITECTURE.md, Stamped frames) ---------------
+# --- Virtual-arrival trailer (docs/architecture.md, Stamped frames) ---------------
 # Vector 4 (the ACK) followed by "MR" + 1234567890 ps, then by zeros.
 ack="02 00 00 00 00 01 02 00 00 00 00 02 08 00 45 44 00 2c 00 00 40 00 40 11 26 7b 0a 00 00 02 0a 00 00 01 01 04 12 b7 00 18 00 00 d1 00 ff ff 00 00 01 00 00 00 00 01 1f 00 00 01"
 {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/scapy.sh — the Scapy MRC layers (scripts/mrc_scapy.py) and the frame
 # generator scripts/mrcgen: (a) the builders make the eight frames of
-# VECTORS.md byte for byte (hex below, copied from VECTORS.md); (b) the
-# layers dissect tests/data/vectors.pcap to VECTORS.md's values; (c) mrcgen
-# writes the packets of a 10,000-byte message as PROTOCOL.md section 1 says,
+# docs/vectors.md byte for byte (hex below, copied from docs/vectors.md); (b) the
+# layers dissect tests/data/vectors.pcap to docs/vectors.md's values; (c) mrcgen
+# writes the packets of a 10,000-byte message as docs/protocol.md section 1 says,
 # and tshark with pcap/mrc.lua agrees; (d) mrcgen refuses a bad argument in
 # one line with exit status 2.  Run from the repo root.
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
@@ -53,7 +53,7 @@ def unhex(s):
 
 
 A, B = "10.0.0.1", "10.0.0.2"
-# VECTORS.md, in its order: hex, then the builder call from its description.
+# docs/vectors.md, in its order: hex, then the builder call from its description.
 VECTORS = [
     ("""02 00 00 00 00 02 02 00 00 00 00 01 08 00 45 0a
         00 4c 00 00 40 00 40 11 26 95 0a 00 00 01 0a 00
@@ -122,7 +122,7 @@ def part_a():
               "want %s got %s" % (want.hex(), got.hex()))
 
 
-# (b) VECTORS.md's values, layer by layer, for each frame of vectors.pcap.
+# (b) docs/vectors.md's values, layer by layer, for each frame of vectors.pcap.
 IPF = lambda dscp, ecn, ttl=64: {"dscp": dscp, "ecn": ecn, "ttl": ttl}
 EXPECT = [
     {IP: IPF(2, 2), UDP: {"sport": 256, "dport": 4791, "chksum": 0},
@@ -167,7 +167,7 @@ EXPECT = [
 
 
 def pattern(src, msn, off, n):
-    # PROTOCOL.md section 1, written out again rather than calling ours.
+    # docs/protocol.md section 1, written out again rather than calling ours.
     s = sum(int(x) << (24 - 8 * i) for i, x in enumerate(src.split(".")))
     return bytes((o + 13 * msn + s) % 251 for o in range(off, off + n))
 
@@ -185,7 +185,7 @@ def part_b():
     for i, (f, want) in enumerate(zip(frames, EXPECT), 1):
         bad = []
         if bytes(f) != unhex(VECTORS[i - 1][0]):
-            bad.append("bytes differ from VECTORS.md")
+            bad.append("bytes differ from docs/vectors.md")
         for cls, fields in want.items():
             if not isinstance(cls, type):
                 continue
@@ -206,7 +206,7 @@ def part_b():
         if "len" in want and f[IP].len != want["len"]:
             bad.append("ip.len=%d" % f[IP].len)
         check("vector %d dissected to its fields" % i, not bad, "; ".join(bad))
-    # A receiver goes by codepoint (PROTOCOL.md section 3).
+    # A receiver goes by codepoint (docs/protocol.md section 3).
     roles = [dscp_role(f[IP].tos >> 2) for f in frames]
     check("vector codepoint roles", roles == [
         "trimmable", "trimmable", "trimmable_retx", "control", "control",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/switch-scenarios.sh — NICs through switches with `mrcemu sim` (issue
-# 4, PROTOCOL.md §9): the shipped topologies run and are deterministic; TTL
+# 4, docs/protocol.md §9): the shipped topologies run and are deterministic; TTL
 # and IPv4 checksums stay valid across three hops (tshark with pcap/mrc.lua
 # decodes the --capture pcaps, trimmed frames included); bad topologies are
 # refused with the file, line and reason; scripts/gen-leafspine writes a

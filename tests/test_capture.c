@@ -1,5 +1,5 @@
 /* tests/test_capture.c — nanosecond pcap files in virtual time
- * (ARCHITECTURE.md, Records and captures), written and read through
+ * (docs/architecture.md, Records and captures), written and read through
  * libpcap. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* tests/test_config.c — the attribute registry: defaults as attrs.h and
- * PROTOCOL.md give them, the derived values of PROTOCOL.md §5 and §9, the
+ * docs/protocol.md give them, the derived values of docs/protocol.md §5 and §9, the
  * ranges of §12 rule 15, errors that name the attribute and its range, and
  * a round trip of every attribute through text. */
 #include <setjmp.h>
@@ -33,43 +33,43 @@ static void test_nic_defaults(void **state)
 	assert_false(a.icrc);
 	assert_true(a.trimming);
 	assert_true(a.retransmit_trimmable);
-	/* PROTOCOL.md §3 */
+	/* docs/protocol.md §3 */
 	assert_int_equal(a.dscp_trimmable, 2);
 	assert_int_equal(a.dscp_trimmable_retx, 3);
 	assert_int_equal(a.dscp_no_trim, 1);
 	assert_int_equal(a.dscp_control, 17);
 	assert_int_equal(a.dscp_trimmed, 9);
 	assert_int_equal(a.dscp_trimmed_last_hop, 10);
-	/* PROTOCOL.md §11 */
+	/* docs/protocol.md §11 */
 	assert_int_equal(a.initial_ack_timeout, 150 * PS_PER_US);
 	assert_int_equal(a.linear_retry_count, 7);
 	assert_int_equal(a.exponential_retry_count, 25);
 	assert_false(a.fixed_rexmit_time);
-	/* PROTOCOL.md §7 */
+	/* docs/protocol.md §7 */
 	assert_int_equal(a.read_request_size, 64);
 	assert_true(a.pcie_lane_rate_gts == 32.0);
 	assert_int_equal(a.pcie_lanes, 16);
 	assert_int_equal(a.pcie_max_payload, 512);
 	assert_true(a.pcie_tlp_overhead == 33.8);
 	assert_int_equal(a.pcie_tx_buffer, 256 * 1024);
-	/* PROTOCOL.md §8 */
+	/* docs/protocol.md §8 */
 	assert_int_equal(a.egress_data_pool, 1024 * 1024);
 	assert_int_equal(a.egress_control_pool, 64 * 1024);
 	assert_int_equal(a.ingress_data_pool, 1024 * 1024);
 	assert_int_equal(a.ingress_control_pool, 64 * 1024);
-	/* PROTOCOL.md §5: derived values stay 0 until resolved */
+	/* docs/protocol.md §5: derived values stay 0 until resolved */
 	assert_int_equal(a.cc, CC_NSCC);
 	assert_int_equal(a.config_base_rtt, 5 * PS_PER_US);
 	assert_int_equal(a.target_queue_delay, 0);
 	assert_int_equal(a.max_cwnd, 0);
 	assert_int_equal(a.initial_cwnd, 0);
 	assert_int_equal(a.min_cwnd, 0);
-	/* PROTOCOL.md §6 */
+	/* docs/protocol.md §6 */
 	assert_int_equal(a.entropy_count, 128);
 	assert_int_equal(a.starting_port_offset, 256);
 	assert_int_equal(a.probe_interval, 20 * PS_PER_US);
 	assert_int_equal(a.spraying, SPRAY_DEFAULT);
-	/* records, PROTOCOL.md §12 rules 14 and 15 */
+	/* records, docs/protocol.md §12 rules 14 and 15 */
 	assert_true(a.transport_stats);
 	assert_int_equal(a.stats_interval, 1 * PS_PER_MS);
 	assert_false(a.event_logging);
@@ -79,7 +79,7 @@ static void test_nic_defaults(void **state)
 	assert_false(a.cc_trace);
 }
 
-/* PROTOCOL.md §5 at the defaults: unit 4,156 B; BDP 250,000 B; Max = 1.5 BDP
+/* docs/protocol.md §5 at the defaults: unit 4,156 B; BDP 250,000 B; Max = 1.5 BDP
  * = 375,000 B rounded to 90 units = 374,040 B; Initial = Max; Min = 1 unit;
  * TargetQueueDelay = 0.75 x 5 us with trimming. */
 static void test_nic_derived_defaults(void **state)
@@ -150,7 +150,7 @@ static void test_switch_link_emulation_defaults(void **state)
 	assert_int_equal(s.dscp_trimmed_last_hop, 10);
 	assert_true(s.stats);
 	assert_int_equal(s.stats_interval, PS_PER_MS);
-	/* PROTOCOL.md §9: one BDP of the port rate x 5 us */
+	/* docs/protocol.md §9: one BDP of the port rate x 5 us */
 	config_switch_resolve(&s, 400000000000ULL);
 	assert_int_equal(s.egress_queue_limit, 250000);
 	config_switch_defaults(&s);
@@ -309,7 +309,7 @@ static void test_set_accepts_range_ends(void **state)
 	assert_int_equal(l.down[2].from, 0);
 }
 
-/* Cross-attribute rules: PROTOCOL.md §6 ports, §5 window order, §9 ECN. */
+/* Cross-attribute rules: docs/protocol.md §6 ports, §5 window order, §9 ECN. */
 static void test_checks(void **state)
 {
 	struct nic_attrs a;
@@ -346,7 +346,7 @@ static void test_checks(void **state)
 	assert_non_null(strstr(err, "EcnKmin"));
 }
 
-/* Every name the brief, attrs.h and PROTOCOL.md give is in the registry, in
+/* Every name the brief, attrs.h and docs/protocol.md give is in the registry, in
  * its scope, and nothing else is; fields do not overlap. */
 static void test_registry_is_complete(void **state)
 {

@@ -1,9 +1,9 @@
 /* tests/test_daemon.c — the daemon runtime without namespaces: arguments,
  * the control protocol, the lateness histogram, and stamped frames on a
- * fake clock: each runs at its own virtual time in the order of PROTOCOL.md
+ * fake clock: each runs at its own virtual time in the order of docs/protocol.md
  * §12 rule 16, a frame the engine has already overtaken is a causality
  * violation, MaxViolations stops the daemon, frames to and from external
- * endpoints carry no trailer (ARCHITECTURE.md, Stamped frames). */
+ * endpoints carry no trailer (docs/architecture.md, Stamped frames). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
-/* tests/test_events.c — the event queue (ARCHITECTURE.md, Time): exact ps
- * times, (time, key, sequence) order of PROTOCOL.md §12 rule 16, cancel,
+/* tests/test_events.c — the event queue (docs/architecture.md, Time): exact ps
+ * times, (time, key, sequence) order of docs/protocol.md §12 rule 16, cancel,
  * events scheduled while running, run_until boundaries, times beyond the
  * wheel, and a randomized comparison against a plain binary heap. */
 #include <setjmp.h>
@@ -81,7 +81,7 @@ static void expect_order(const struct run_log *log, const int *want, int n)
 	}
 }
 
-/* PROTOCOL.md §12 rule 16: at one picosecond, arrivals first by receiving
+/* docs/protocol.md §12 rule 16: at one picosecond, arrivals first by receiving
  * port then by the link's frame sequence, then engine events in the order
  * they were scheduled. */
 static void test_same_time_key_then_sequence(void **state)

@@ -1,4 +1,4 @@
-/* tests/test_fabric.c — NICs through switches (issue 4, PROTOCOL.md §§3, 6,
+/* tests/test_fabric.c — NICs through switches (issue 4, docs/protocol.md §§3, 6,
  * 9): each test writes a topology and a workload, runs `mrcemu sim` ($MRCEMU,
  * default build/mrcemu) and reads the records a user reads: messages.csv,
  * mrc-transport-stats.csv, mrc-monitor.csv and switch-stats.csv.  Expected
@@ -329,7 +329,7 @@ static void spine_packets(const struct run *r, uint64_t pkts[4])
 
 /* ---- paths ------------------------------------------------------------------------ */
 
-/* PROTOCOL.md §6: with Default Packet Spraying a 4 MiB message across the
+/* docs/protocol.md §6: with Default Packet Spraying a 4 MiB message across the
  * leaves uses all four spines, each carrying the share of the 128 entropy
  * values (StartingPortOffset 256) that leaf0's hash sends to it, within one
  * percentage point. */
@@ -357,7 +357,7 @@ static void test_spraying_shares_follow_the_hash(void **state)
 	run_free(r);
 }
 
-/* PROTOCOL.md §6, SinglePath: one entropy value per QP, like plain RoCEv2
+/* docs/protocol.md §6, SinglePath: one entropy value per QP, like plain RoCEv2
  * ECMP, so every data packet of a message crosses the same spine: the one
  * leaf0's hash picks for that value. */
 static void test_single_path_one_spine(void **state)
@@ -455,7 +455,7 @@ static void test_incast_without_trimming_recovers(void **state)
 	run_free(r);
 }
 
-/* PROTOCOL.md §9: a packet trimmed on a spine-facing port (leaf0's uplinks
+/* docs/protocol.md §9: a packet trimmed on a spine-facing port (leaf0's uplinks
  * at 50 Gbps against a 400 Gbps sender) is re-marked trimmed, not
  * trimmed-last-hop, and draws a TRIMMED NACK (code 1). */
 static void test_trim_on_spine_port_is_trimmed(void **state)

@@ -232,7 +232,7 @@ static void test_trimmed_without_receiver_trimming_no_nack(void **state)
 	bench_free(&b);
 }
 
-/* PROTOCOL.md §6: the value a TRIMMED NACK or a SACK with M = 01 (CE)
+/* docs/protocol.md §6: the value a TRIMMED NACK or a SACK with M = 01 (CE)
  * names is passed over once by the round robin: absent from the first
  * EntropyCount - 1 picks after the feedback arrives, back in the next lap.
  * A TRIMMED_LASTHOP NACK carries no entropy penalty. */
@@ -310,7 +310,7 @@ static void test_malformed_frame_counted(void **state)
 	bench_free(&b);
 }
 
-/* PROTOCOL.md §2: nothing in a packet can make a NIC crash, allocate
+/* docs/protocol.md §2: nothing in a packet can make a NIC crash, allocate
  * without bound or corrupt another QP.  Frames of every kind, from a real
  * exchange, have random bytes changed (their IPv4 checksum fixed, so most
  * reach the engine) and are fed to the receiving NIC while a message is in

@@ -2,7 +2,7 @@
  * scenario, in deterministic simulation: two NICs back to back at 400 Gbps
  * with 1 µs links, the records read as a user reads them.  The simulation
  * is exact, so times are checked to the picosecond where the seed and
- * PROTOCOL.md give the rule. */
+ * docs/protocol.md give the rule. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,7 +21,7 @@
 #define SER(bytes) time_serialize((bytes), 400000000000ULL)
 #define DATA_WIRE  4174 /* seed, worked example: 4,096 + 78 */
 
-/* PROTOCOL.md §7 at the defaults but for the lane count: one TLP of
+/* docs/protocol.md §7 at the defaults but for the lane count: one TLP of
  * ReadRequestSize for the request, ceil(B/512) TLPs for the completion,
  * each with 33.8 bytes of overhead, at lanes x 32 GT/s x 128/130 / 8. */
 static ps_t pcie_ps(double bytes, unsigned tlps, unsigned lanes)
@@ -338,7 +338,7 @@ static void test_retry_budget_error_state(void **state)
 	scenario_free(s);
 }
 
-/* PROTOCOL.md §11: LinearRetryCount 0 makes the first timeout 2 x
+/* docs/protocol.md §11: LinearRetryCount 0 makes the first timeout 2 x
  * InitialAckTimeout; FixedRexmitTimeEnable keeps every timer at it; a
  * timeout is rounded down to whole microseconds. */
 static void test_timer_schedule_attributes(void **state)
@@ -374,7 +374,7 @@ static void test_timer_schedule_attributes(void **state)
 /* Seed, Retransmission timer: under Default Packet Spraying the value a
  * timed-out packet was sent on is assumed bad and leaves its destination's
  * rotation until a probe on it is answered; probes go every ProbeInterval
- * (PROTOCOL.md §6). */
+ * (docs/protocol.md §6). */
 static void test_timeout_value_probed_back(void **state)
 {
 	struct scenario *s = scenario_b2b("SACKLossMinRetxPkts = 1023",
@@ -421,7 +421,7 @@ static void test_timeout_value_probed_back(void **state)
 	scenario_free(s);
 }
 
-/* PROTOCOL.md §12 rule 14: with MonitorTriggers = qp_error the monitor keeps
+/* docs/protocol.md §12 rule 14: with MonitorTriggers = qp_error the monitor keeps
  * each QP's last MonitorHistory rows and writes them only when the QP
  * enters the error state: here the 8 transmissions of the failed packet
  * and nothing of the message that completed. */
@@ -483,7 +483,7 @@ static void test_lost_final_ack_rerequest(void **state)
 	scenario_free(s);
 }
 
-/* PROTOCOL.md §12 rule 11: a NIC holds at most MaxQps receiving QPs; a
+/* docs/protocol.md §12 rule 11: a NIC holds at most MaxQps receiving QPs; a
  * packet that would create one more is refused and counted, and its sender
  * recovers it once a QP has closed.  (The window, 90 packets, lets message
  * 2 start while message 1 is still arriving.) */
@@ -536,7 +536,7 @@ static void test_idle_receiving_qp_reclaimed(void **state)
 	scenario_free(s);
 }
 
-/* PROTOCOL.md §1: IcrcEnabled appends the 4-byte RoCEv2 ICRC; every size
+/* docs/protocol.md §1: IcrcEnabled appends the 4-byte RoCEv2 ICRC; every size
  * grows by 4 and the message still arrives, verified. */
 static void test_icrc_adds_four_bytes(void **state)
 {
@@ -712,7 +712,7 @@ static void test_hundred_messages_one_group(void **state)
 	scenario_free(s);
 }
 
-/* ARCHITECTURE.md, Determinism: two runs of one topology write
+/* docs/architecture.md, Determinism: two runs of one topology write
  * byte-identical records. */
 static void test_deterministic_records(void **state)
 {

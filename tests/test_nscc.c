@@ -1,4 +1,4 @@
-/* tests/test_nscc.c — MRC's congestion control, NSCC (PROTOCOL.md §5).
+/* tests/test_nscc.c — MRC's congestion control, NSCC (docs/protocol.md §5).
  *
  * Two halves.  The rules one by one: an engine's group fed the SACKs,
  * losses and trim NACKs the hooks receive (nicd/cc.c), with the RTT sample,
@@ -36,7 +36,7 @@ struct nscc {
 	uint64_t min, max;
 };
 
-/* PROTOCOL.md §5: BDP = DataRate/8 x ConfigBaseRTT; scaling_a = BDP /
+/* docs/protocol.md §5: BDP = DataRate/8 x ConfigBaseRTT; scaling_a = BDP /
  * 150,000 B; scaling_b = target / 12 µs; fi = 5 unit a; fi_scale = 0.25 a;
  * η = 0.15 unit a; α = 4 unit a b / target; unit = MSS + 60. */
 static struct nscc nscc_of(const struct nic_attrs *at)
@@ -553,7 +553,7 @@ static size_t count_cause(const struct table *t, const char *cause)
 	return n;
 }
 
-/* PROTOCOL.md §5: a new group starts at InitialCongestionWindow, by default
+/* docs/protocol.md §5: a new group starts at InitialCongestionWindow, by default
  * MaxCongestionWindow = 1.5 x BDP in whole units of MSS + 60 (374,040 B at
  * the defaults); a transfer whose window never binds changes nothing. */
 static void test_scenario_new_group(void **state)

@@ -1,4 +1,4 @@
-/* tests/test_records.c — the CSV writer of every record (INTERFACES.md,
+/* tests/test_records.c — the CSV writer of every record (docs/records.md,
  * Records): one header row, typed cells, quoting where a cell needs it,
  * whole rows, an abort on a row with the wrong number of cells, and
  * records_mkdir (mkdir -p). */

@@ -1,4 +1,4 @@
-/* tests/test_switch.c — the switch engine of PROTOCOL.md §9 on its own:
+/* tests/test_switch.c — the switch engine of docs/protocol.md §9 on its own:
  * routes and the ECMP hash, MAC rewrite and TTL, serialization and the
  * link's delay, traffic classes with and without the UET policy, strict
  * priority and deficit round robin, ECN marking, trimming and its limits,
@@ -143,7 +143,7 @@ static void rig_free(struct rig *r)
 	free(r);
 }
 
-/* A full data packet h0 -> dst as the NIC builds it (PROTOCOL.md §1). */
+/* A full data packet h0 -> dst as the NIC builds it (docs/protocol.md §1). */
 static struct pkt *data_pkt(struct rig *r, uint32_t dst, uint16_t sport, uint8_t dscp)
 {
 	struct pkt *p = pkt_get(&r->pool);
@@ -208,7 +208,7 @@ static uint16_t sport_to(struct rig *r, uint32_t dst, int port)
 
 /* ---- routes -------------------------------------------------------------- */
 
-/* PROTOCOL.md §9: every shortest path; among equal next hops the hash of
+/* docs/protocol.md §9: every shortest path; among equal next hops the hash of
  * the 5-tuple picks, so the entropy value chooses and always chooses alike. */
 static void test_route_ecmp_by_entropy(void **state)
 {
@@ -303,7 +303,7 @@ static void test_port_rate_and_limit(void **state)
 	rig_free(r);
 }
 
-/* PROTOCOL.md §9: TTL - 1, drop at 0, counted. */
+/* docs/protocol.md §9: TTL - 1, drop at 0, counted. */
 static void test_ttl_drop_at_zero(void **state)
 {
 	struct rig *r = rig_new("leaf0", NULL, NULL, NULL, false);
@@ -363,7 +363,7 @@ static void test_frames_in(void **state)
 
 /* ---- classes and scheduling ------------------------------------------------ */
 
-/* PROTOCOL.md §3: under the UET policy control -> TC2, trimmed and
+/* docs/protocol.md §3: under the UET policy control -> TC2, trimmed and
  * trimmed-last-hop -> TC1, the rest TC0; without it TC = DSCP / 8. */
 static void test_classification(void **state)
 {
@@ -436,7 +436,7 @@ static void test_drr_trimmed_weight(void **state)
 
 /* ---- ECN --------------------------------------------------------------------- */
 
-/* PROTOCOL.md §9: on enqueue to TC0 an ECT packet is marked CE with
+/* docs/protocol.md §9: on enqueue to TC0 an ECT packet is marked CE with
  * probability 0 up to EcnKmin x limit (50,000 B), EcnPmax (1) from EcnKmax x
  * limit (200,000 B); control packets are never marked. */
 static void test_ecn_thresholds(void **state)
@@ -755,7 +755,7 @@ static void test_refusals(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* PROTOCOL.md §2: nothing in a frame can make a switch crash.  Frames of
+/* docs/protocol.md §2: nothing in a frame can make a switch crash.  Frames of
  * every kind, addressed across the fabric, have random bytes changed (their
  * IPv4 checksum fixed, so most reach the engine); each is forwarded, or
  * dropped and counted. */

@@ -1,5 +1,5 @@
 /* tests/test_time.c — picosecond time, rates, sizes, serialization and the
- * scaled virtual clock (ARCHITECTURE.md, Time; INTERFACES.md units; seed,
+ * scaled virtual clock (docs/architecture.md, Time; docs/topology.md units; seed,
  * Packets on the wire). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,7 +92,7 @@ static void test_time_units(void **state)
 	expect_time("3s", 3000000000000ULL);
 	expect_time("0ns", 0);
 	expect_time("0ps", 0);
-	/* ARCHITECTURE.md: the 48-bit stamp limits an emulation to 281 s. */
+	/* docs/architecture.md: the 48-bit stamp limits an emulation to 281 s. */
 	expect_time("281s", 281000000000000ULL);
 }
 
@@ -253,7 +253,7 @@ static void test_format(void **state)
 	assert_string_equal(small, "83.");
 }
 
-/* ARCHITECTURE.md, Time: virtual_now = (mono_ns - epoch_ns) * 1000 / scale. */
+/* docs/architecture.md, Time: virtual_now = (mono_ns - epoch_ns) * 1000 / scale. */
 static void test_vclock_arithmetic(void **state)
 {
 	struct vclock c = {.epoch_ns = 1000000000ULL, .scale = 1000};

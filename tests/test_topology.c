@@ -1,8 +1,8 @@
-/* tests/test_topology.c — topology files (INTERFACES.md, Topology file):
+/* tests/test_topology.c — topology files (docs/topology.md, Topology file):
  * good files load with the right ports, MACs, addresses, link attributes,
  * down windows, drop rules and ECMP sets; every bad fixture in
  * tests/data/bad/ is refused naming its file, line and reason; workload
- * files (INTERFACES.md, Workload file) load and are checked. */
+ * files (docs/topology.md, Workload file) load and are checked. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -69,7 +69,7 @@ static void test_two_hosts_nodes(void **state)
 	assert_int_equal(t->nodes[h1].ip, 0x0A000002);
 	assert_int_equal(topology_find_ip(t, 0x0A000002), h1);
 	assert_int_equal(topology_find_ip(t, 0x0A000003), -1);
-	/* VECTORS.md: h0 is 02:00:00:00:00:01, h1 02:00:00:00:00:02 */
+	/* docs/vectors.md: h0 is 02:00:00:00:00:01, h1 02:00:00:00:00:02 */
 	assert_mac(&t->nodes[h0], "02:00:00:00:00:01");
 	assert_mac(&t->nodes[h1], "02:00:00:00:00:02");
 	assert_mac(&t->nodes[s0], "02:00:00:00:00:03");
@@ -119,7 +119,7 @@ static void test_two_hosts_links(void **state)
 	assert_true(l0->attrs.loss == 0.0);
 	assert_int_equal(l1->attrs.delay, 2 * PS_PER_US);
 	assert_true(l1->attrs.loss == 0.001);
-	/* PROTOCOL.md §12 rule 13: the link's delay is the NIC's Delay */
+	/* docs/protocol.md §12 rule 13: the link's delay is the NIC's Delay */
 	assert_int_equal(t->nodes[0].nic.delay, PS_PER_US);
 	assert_int_equal(t->nodes[1].nic.delay, 2 * PS_PER_US);
 	/* ... and a NIC's link runs at min(link rate, DataRate), both ends */
@@ -165,7 +165,7 @@ static void test_two_hosts_links(void **state)
 	topology_free(t);
 }
 
-/* PROTOCOL.md §9: every shortest path.  leaf0 has h0, h1 on ports 0, 1 and
+/* docs/protocol.md §9: every shortest path.  leaf0 has h0, h1 on ports 0, 1 and
  * the four spines on ports 2..5. */
 static void test_leaf_spine_ecmp(void **state)
 {

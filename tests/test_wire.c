@@ -1,6 +1,6 @@
-/* tests/test_wire.c — the wire codec against VECTORS.md byte for byte, the
+/* tests/test_wire.c — the wire codec against docs/vectors.md byte for byte, the
  * sizes of the seed (Packets on the wire), round trips of every frame kind,
- * and the bad-input rules of PROTOCOL.md §2. */
+ * and the bad-input rules of docs/protocol.md §2. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@
 
 #define NVEC	 8
 
-/* VECTORS.md, sections 1-8, as printed there. */
+/* docs/vectors.md, sections 1-8, as printed there. */
 static const char *const vector_hex[NVEC] = {
     /* 1 */
     "02 00 00 00 00 02 02 00 00 00 00 01 08 00 45 0a "
@@ -71,7 +71,7 @@ static const char *const vector_hex[NVEC] = {
     "02 00 00 00 00 03 00 00 00 01",
 };
 
-/* Sizes VECTORS.md gives: captured, on the wire, nominal. */
+/* Sizes docs/vectors.md gives: captured, on the wire, nominal. */
 static const uint32_t vector_sizes[NVEC][3] = {
     {90, 94, 76}, {82, 86, 68}, {86, 90, 72}, {58, 62, 44},
     {90, 94, 76}, {74, 78, 60}, {70, 74, 56}, {58, 62, 44},
@@ -115,7 +115,7 @@ static void control_pkt(struct pkt *p, uint8_t op, uint16_t sport, uint32_t dqpn
 	vec_base(p, false, op, sport, dqpn, psn);
 }
 
-/* The fields VECTORS.md describes for vector i (0-based). */
+/* The fields docs/vectors.md describes for vector i (0-based). */
 static void vector_pkt(int i, struct pkt *p)
 {
 	vectors_pkt(i + 1, p);
@@ -265,7 +265,7 @@ static void test_vectors_pcap_parse(void **state)
 	}
 }
 
-/* Seed, Packets on the wire; PROTOCOL.md §1. */
+/* Seed, Packets on the wire; docs/protocol.md §1. */
 static void test_sizes(void **state)
 {
 	struct pkt p;
@@ -399,7 +399,7 @@ static void test_round_trip_control(void **state)
 		}
 
 		/* probe, and its answer: a SACK to QP 2 with PR = 1, ack_psn_offset =
-		 * the probe id, the entropy echoed, all PSN fields 0 (PROTOCOL.md §1) */
+		 * the probe id, the entropy echoed, all PSN fields 0 (docs/protocol.md §1) */
 		data_pkt(&p, WIRE_OP_PROBE, 333, 0, WIRE_ENDPOINT_QPN, 0);
 		p.u.peth = (struct wire_peth){.probe_id = 0xFFFF, .prober = VEC_IP_A, .ts = 0xFFFE};
 		p.icrc = icrc;
@@ -675,7 +675,7 @@ static void test_malformed(void **state)
 }
 
 /* Every truncation of every frame: no crash, and a reason below the end of
- * the datagram (PROTOCOL.md §2). */
+ * the datagram (docs/protocol.md §2). */
 static void test_truncations(void **state)
 {
 	uint8_t f[256], icrc_frame[256];
@@ -765,7 +765,7 @@ static void test_pattern(void **state)
 	uint8_t buf[600];
 
 	(void)state;
-	/* VECTORS.md 1: offset 0 of MSN 1 from 10.0.0.1 is 0x09 */
+	/* docs/vectors.md 1: offset 0 of MSN 1 from 10.0.0.1 is 0x09 */
 	assert_int_equal(wire_pattern_byte(VEC_IP_A, 1, 0), 0x09);
 	assert_int_equal(wire_pattern_byte(VEC_IP_A, 2, 0), 0x16);
 	wire_pattern_fill(buf, sizeof buf, VEC_IP_A, 7, 1000);
@@ -873,7 +873,7 @@ static void test_names(void **state)
 	assert_int_equal(wire_kind_of(0xDE), WIRE_KIND_PROBE);
 }
 
-/* STYLE.md, Habits: packets come from slabs, with counters for refusals. */
+/* Packets come from slabs, with counters for refusals. */
 static void test_pool(void **state)
 {
 	struct pkt_pool pool;

@@ -1,6 +1,6 @@
 /* tests/lib/scenario.h — scenario tests: write a topology and a workload,
  * run the real engines in `mrcemu sim` (sim_run), and read the same CSV
- * records a user reads (STYLE.md, A scenario test reads like the seed). */
+ * records a user reads. */
 #ifndef TESTS_SCENARIO_H
 #define TESTS_SCENARIO_H
 

@@ -1,4 +1,4 @@
-/* tests/lib/vectors.h — the frames of VECTORS.md built from the fields it
+/* tests/lib/vectors.h — the frames of docs/vectors.md built from the fields it
  * describes, for the codec's tests and the dissector's frame tool. */
 #ifndef TESTS_VECTORS_H
 #define TESTS_VECTORS_H
@@ -19,7 +19,7 @@ void vec_base(struct pkt *p, bool from_a, uint8_t op, uint16_t sport, uint32_t d
 void vec_data(struct pkt *p, uint8_t op, uint16_t sport, uint8_t flags, uint32_t dqpn, uint32_t psn,
 	      uint16_t msn, uint32_t msg_index, uint64_t offset, uint32_t len, uint32_t dma_len);
 
-/* VECTORS.md frame n (1..8). */
+/* docs/vectors.md frame n (1..8). */
 void vectors_pkt(int n, struct pkt *p);
 
 #endif

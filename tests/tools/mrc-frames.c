@@ -3,7 +3,7 @@
  *
  *   mrc-frames OUT.pcap
  *
- * Frames 1-8 are VECTORS.md's, 9-19 the other kinds; they are 1 us apart.
+ * Frames 1-8 are docs/vectors.md's, 9-19 the other kinds; they are 1 us apart.
  * For each frame it prints one line, "<n>\t<kind>\t<field>=<value>...", with
  * the field names of the dissector (mrc.lua) and the values the codec reads
  * back from the built bytes. */
@@ -76,7 +76,7 @@ static void last_frame(int n, struct pkt *p)
 					       .nack_psn = 9000,
 					       .cc = 0x10};
 		break;
-	case 16: /* the answer to vector 7's probe (PROTOCOL.md §1, Probe) */
+	case 16: /* the answer to vector 7's probe (docs/protocol.md §1, Probe) */
 		vec_base(p, false, WIRE_OP_SACK, 267, WIRE_ENDPOINT_QPN, 0);
 		p->u.sack.seth = (struct wire_seth){
 		    .pr = true, .ack_psn_offset = 7, .entropy_echo = 290, .cc_type = 1};
@@ -107,7 +107,7 @@ static void frame_pkt(int n, struct pkt *p)
 		last_frame(n, p);
 }
 
-/* PROTOCOL.md §3 default codepoints. */
+/* docs/protocol.md §3 default codepoints. */
 static const char *role_name(uint8_t dscp)
 {
 	switch (dscp) {

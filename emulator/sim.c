@@ -448,6 +448,24 @@ static void run_loop(struct sim *s, ps_t until, bool *capped)
 		progress(s, true);
 }
 
+/* ARCHITECTURE.md, One end: after the last completion the run goes on
+ * until no frame is in flight anywhere (on a link, queued in a port or
+ * being serialized: every frame is a packet of the pool), so that every
+ * frame sent is received, counted and captured.  T_end is that instant:
+ * the last completion plus this drain.  Bounded by `until` and by
+ * SIM_DEFAULT_LIMIT, like the run itself. */
+static void drain(struct sim *s, ps_t until)
+{
+	ps_t limit = until ? until : SIM_DEFAULT_LIMIT;
+
+	while (s->pool.in_use) {
+		ps_t next = events_next(s->q);
+		if (next == PS_NEVER || next > limit)
+			break;
+		events_run_one(s->q);
+	}
+}
+
 static void sim_free(struct sim *s)
 {
 	for (int i = 0; s->nodes && i < s->t->nnodes; i++) {
@@ -533,6 +551,8 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	}
 	driver_start(&s.driver);
 	run_loop(&s, o->until ? o->until : s.t->emu.until, &r->capped);
+	if (driver_done(&s.driver))
+		drain(&s, o->until ? o->until : s.t->emu.until);
 	if (r->capped)
 		fprintf(report,
 			"mrcemu: stopped at %llu s of virtual time with messages still open; "

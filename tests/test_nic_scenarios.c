@@ -87,6 +87,29 @@ static void test_4mib_line_rate(void **state)
 	scenario_free(s);
 }
 
+/* Issue 9 item 8 (ARCHITECTURE.md, One end): the run ends at T_end, the
+ * last completion plus the drain, when nothing is in flight any more, so
+ * every frame sent is received and counted.  The 4 MiB transfer's last data
+ * packet draws its cumulative ACK, which completes the message, and then
+ * its SACK: T_end is that SACK's arrival, one 94-byte frame later, and the
+ * sender has received all 1,024 SACKs (the first version stopped at the
+ * completion, with 1,023). */
+static void test_run_drains_the_links(void **state)
+{
+	struct scenario *s = scenario_b2b(NULL, NULL, "1,0ns,h0,h1,4MiB,\n");
+	const struct table *st;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	assert_int_equal(scenario_counter(s, "h1", "tx_sack"), 1024);
+	assert_int_equal(scenario_counter(s, "h0", "rx_sack"), 1024);
+	assert_int_equal(scenario_counter(s, "h0", "rx_ack"), scenario_counter(s, "h1", "tx_ack"));
+	assert_int_equal(s->r.end, complete_ps(s, 0) + SER(94));
+	st = scenario_table(s, "mrc-transport-stats.csv");
+	assert_int_equal(table_u64(st, st->nrows - 1, "time_ps"), s->r.end);
+	scenario_free(s);
+}
+
 /* Seed: "a message whose packets arrive in order, are never retransmitted,
  * and are never sent while the window is nearly full draws one cumulative
  * ACK, for its last packet." */
@@ -735,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_4mib_line_rate),
+	    cmocka_unit_test(test_run_drains_the_links),
 	    cmocka_unit_test(test_window_never_binds_one_ack),
 	    cmocka_unit_test(test_narrow_pcie_sets_the_pace),
 	    cmocka_unit_test(test_psn_window_binds),

@@ -8,8 +8,13 @@
 --         or copy to ~/.local/lib/wireshark/plugins/
 -- Filter: mrc.opcode == 0xdc, mrc.retx, mrc.nack.code == 2, mrc.trimmed ...
 --
--- UDP port 4791 is taken from the stock InfiniBand/RoCEv2 dissector on
--- purpose: MRC reuses the RoCEv2 port with its own opcodes and headers.
+-- MRC lives beside RoCEv2 on UDP port 4791: a frame whose opcode is in
+-- MRC's range (transport bits 110, docs/protocol.md section 1) is decoded here,
+-- any other is handed to Wireshark's own InfiniBand dissector, so plain
+-- RoCEv2 decodes as it does without this file.  The ICRC is checked here
+-- (Wireshark only shows it), and every QP is analysed the way Wireshark's
+-- TCP analysis follows a connection (see "MRC analysis" below);
+-- `tshark -z mrc,qp` prints per-QP statistics.
 --
 -- Nothing in a packet may raise a Lua error: every header is bounds-checked
 -- and a short one is flagged with the "malformed" expert info instead
@@ -137,9 +142,26 @@ local f = {
 	probe_ts = ProtoField.uint16("mrc.probe.ts", "Timestamp (128 ns units)", base.HEX),
 	-- ICRC, leftovers, trailer
 	icrc = ProtoField.uint32("mrc.icrc", "ICRC", base.HEX),
+	icrc_status = ProtoField.string("mrc.icrc.status", "ICRC status"),
+	icrc_computed = ProtoField.uint32("mrc.icrc.computed", "ICRC computed", base.HEX),
 	extra = ProtoField.bytes("mrc.extra", "Unexpected bytes"),
 	trailer_magic = ProtoField.string("mrc.trailer.magic", "Trailer magic"),
 	trailer_stamp = ProtoField.uint64("mrc.trailer.stamp", "Virtual arrival time (ps)", base.DEC),
+	-- Analysis (see "MRC analysis")
+	an_qp = ProtoField.uint32("mrc.analysis.qp", "QP index", base.DEC),
+	an_requester = ProtoField.string("mrc.analysis.requester", "Requester (IP, QP)"),
+	an_retx = ProtoField.bool("mrc.analysis.retransmission", "Retransmission"),
+	an_cause = ProtoField.string("mrc.analysis.rtx_cause", "Retransmission cause"),
+	an_prev = ProtoField.framenum("mrc.analysis.previous_frame", "Previous transmission in frame"),
+	an_dup = ProtoField.framenum("mrc.analysis.duplicate_of", "Duplicate of frame"),
+	an_gap_first = ProtoField.uint24("mrc.analysis.gap_first", "First PSN not seen", base.DEC),
+	an_gap_count = ProtoField.uint32("mrc.analysis.gap_count", "PSNs not seen before this one", base.DEC),
+	an_ooo = ProtoField.bool("mrc.analysis.out_of_order", "Out of order"),
+	an_answers = ProtoField.framenum("mrc.analysis.answers", "Answers the data packet in frame",
+		base.NONE, frametype.ACK),
+	an_answered_by = ProtoField.framenum("mrc.analysis.answered_by",
+		"Answered (SACK, ACK or NACK) in frame", base.NONE, frametype.RESPONSE),
+	an_rtt = ProtoField.relative_time("mrc.analysis.rtt", "RTT to the data packet"),
 }
 
 local field_list = {}
@@ -164,9 +186,27 @@ local ex = {
 		expert.group.UNDECODED, expert.severity.NOTE),
 	internal = ProtoExpert.new("mrc.internal_error", "Bug in mrc.lua",
 		expert.group.UNDECODED, expert.severity.ERROR),
+	icrc_bad = ProtoExpert.new("mrc.icrc.bad", "Bad ICRC",
+		expert.group.CHECKSUM, expert.severity.ERROR),
+	icrc_undeclared = ProtoExpert.new("mrc.icrc.undeclared",
+		"Frame ends with a valid ICRC: set the ICRC preference (mrc.icrc:TRUE)",
+		expert.group.PROTOCOL, expert.severity.WARN),
+	-- Analysis (see "MRC analysis")
+	retx = ProtoExpert.new("mrc.analysis.retransmission.expert", "Retransmission",
+		expert.group.SEQUENCE, expert.severity.NOTE),
+	rerequest = ProtoExpert.new("mrc.analysis.rerequest",
+		"Completion re-request: the last packet again, already acknowledged",
+		expert.group.SEQUENCE, expert.severity.NOTE),
+	dup = ProtoExpert.new("mrc.analysis.duplicate", "Duplicate packet (no RTX flag)",
+		expert.group.SEQUENCE, expert.severity.WARN),
+	gap = ProtoExpert.new("mrc.analysis.gap", "Previous PSNs not seen (lost or not captured)",
+		expert.group.SEQUENCE, expert.severity.WARN),
+	ooo = ProtoExpert.new("mrc.analysis.out_of_order.expert", "Out-of-order packet",
+		expert.group.SEQUENCE, expert.severity.NOTE),
 }
 mrc.experts = { ex.malformed, ex.unsupported, ex.unknown, ex.trimmed, ex.extra, ex.short,
-	ex.internal }
+	ex.internal, ex.icrc_bad, ex.icrc_undeclared, ex.retx, ex.rerequest, ex.dup, ex.gap,
+	ex.ooo }
 
 -- DSCP role codepoints (docs/protocol.md section 3); they must match the NIC's
 -- and switches' attributes of the capture, hence preferences.
@@ -181,6 +221,9 @@ mrc.prefs.icrc = Pref.bool("ICRC present", false,
 mrc.prefs.entropy_start = Pref.uint("First entropy port", 256,
 	"StartingPortOffset: source ports used as entropy values")
 mrc.prefs.entropy_count = Pref.uint("Entropy count", 128, "EntropyCount")
+mrc.prefs.sack_loss_min_retx = Pref.uint("SACK loss reorder allowance", 512,
+	"SACKLossMinRetxPkts: a retransmission counts as caused by a SACK gap when a SACK "
+	.. "listed a PSN more than this beyond it")
 
 local f_dscp = Field.new("ip.dsfield.dscp")
 local f_dscp6 = Field.new("ipv6.tclass.dscp")
@@ -218,10 +261,10 @@ local function dscp_role(dscp)
 end
 
 -- Parsing state of one packet: cursor, usable end (reported length, less
--- any ICRC), the tree and the Info fragments.
+-- any ICRC), the tree, the Info fragments and the facts the analysis uses.
 local function cursor(tvb, root)
 	return { tvb = tvb, tree = root, root = root, pos = 0,
-		stop = tvb:reported_len(), info = {}, bad = false }
+		stop = tvb:reported_len(), info = {}, bad = false, pkt = {} }
 end
 
 -- True when `len` bytes at the cursor are inside the packet and captured;
@@ -303,6 +346,7 @@ local function dissect_data(c, bth, role)
 	local t = c.tree:add(r, "MRC Extended Transport Header (METH)")
 	t:add(f.meth_rqmsn, r(0, 2))
 	t:add(f.meth_msn, r(2, 2))
+	c.pkt.msn = r(2, 2):uint()
 	c.pos = c.pos + METH_LEN
 	if bth.ts then
 		if not have(c, TSETH_LEN, "TSETH") then
@@ -330,6 +374,7 @@ local function dissect_data(c, bth, role)
 	c.pos = c.pos + RETH_LEN
 	local plen = c.stop - c.pos
 	c.tree:add(f.payload_len, plen):set_generated()
+	c.pkt.payload = plen
 	if plen > 0 and c.pos + plen <= c.tvb:len() then
 		c.tree:add(f.payload, range(c, plen))
 	end
@@ -347,7 +392,8 @@ local function dissect_aeth(c)
 	t:add(f.aeth_syndrome, r(0, 1))
 	t:add(f.aeth_msn, r(1, 3))
 	c.pos = c.pos + AETH_LEN
-	add_info(c, " msn=%d", r(1, 3):uint())
+	c.pkt.msn = r(1, 3):uint()
+	add_info(c, " msn=%d", c.pkt.msn)
 end
 
 local function dissect_seth(c)
@@ -376,6 +422,9 @@ local function dissect_seth(c)
 		t:add(f.sack_drawn_by, (cack + ack_off) % 0x1000000):set_generated()
 	end
 	c.pos = c.pos + SETH_LEN
+	c.pkt.sack = { cack = cack, drawn_by = not pr and (cack + ack_off) % 0x1000000 or nil,
+		responder = r(9, 3):uint(), base = (cack + sack_off) % 0x1000000,
+		hi = r(20, 4):uint(), lo = r(24, 4):uint() }
 	add_info(c, " cack=%d bitmap=0x%s", cack, r(20, 8):uint64():tohex(16))
 	if pr then
 		add_info(c, " PR id=%d", ack_off % 0x10000)
@@ -413,6 +462,7 @@ local function dissect_neth(c)
 	t:add(f.nack_ts_echo, r(18, 2))
 	c.pos = c.pos + NETH_LEN
 	local code = r(2, 1):uint()
+	c.pkt.nack = { psn = r(13, 3):uint(), responder = r(9, 3):uint(), code = code }
 	add_info(c, " %s psn=%d", nack_names[code] or string.format("code=0x%02x", code),
 		r(13, 3):uint())
 end
@@ -440,17 +490,108 @@ local function min_after_bth(opcode, ts)
 		[OP_NACK] = NETH_LEN, [OP_PROBE] = PETH_LEN })[opcode] or 0
 end
 
--- IcrcEnabled appends 4 bytes to the UDP payload (docs/protocol.md section 1).
-local function take_icrc(c, bth)
-	if not mrc.prefs.icrc then
+-- ICRC ---------------------------------------------------------------------
+-- CRC-32 as Linux Soft-RoCE computes the RoCEv2 ICRC (rxe_icrc.c), the way
+-- the codec does (emulator/wire.c, wire_icrc): reflected polynomial
+-- 0xEDB88320 seeded with all ones over 8 bytes of 0xFF for the absent LRH,
+-- the IPv4 header with TOS, TTL and checksum set to ones, the UDP header
+-- with its checksum set to ones, the BTH with byte 4 set to ones, then the
+-- rest of the datagram; inverted, stored least significant byte first.
+local crc_table = {}
+for i = 0, 255 do
+	local v = i
+	for _ = 1, 8 do
+		v = bit32.band(v, 1) == 1 and bit32.bxor(bit32.rshift(v, 1), 0xEDB88320)
+			or bit32.rshift(v, 1)
+	end
+	crc_table[i] = v
+end
+
+local function crc32(crc, s)
+	local band, bxor, rshift = bit32.band, bit32.bxor, bit32.rshift
+	for i = 1, #s do
+		crc = bxor(crc_table[band(bxor(crc, s:byte(i)), 0xFF)], rshift(crc, 8))
+	end
+	return crc
+end
+
+local f_ip, f_udp = Field.new("ip"), Field.new("udp")
+
+-- The ICRC the datagram carrying `tvb` (the UDP payload, ICRC at `at`)
+-- should end with, or nil when the IPv4 or UDP header is not at hand.
+local function icrc_compute(tvb, at)
+	local ips, udps = { f_ip() }, { f_udp() }
+	if #ips == 0 or #udps == 0 or at < BTH_LEN then
 		return nil
 	end
+	local ip, udp, body = ips[#ips].range:raw(), udps[#udps].range:raw(), tvb:raw(0, at)
+	if #ip < 20 or #udp ~= 8 then
+		return nil
+	end
+	local ones = "\255\255"
+	local crc = crc32(0xFFFFFFFF, ones:rep(4))
+	crc = crc32(crc, ip:sub(1, 1) .. "\255" .. ip:sub(3, 8) .. "\255" .. ip:sub(10, 10) .. ones
+		.. ip:sub(13))
+	crc = crc32(crc, udp:sub(1, 6) .. ones)
+	crc = crc32(crc, body:sub(1, 4) .. "\255" .. body:sub(6))
+	return bit32.bnot(crc)
+end
+
+-- Without the preference, small frames are checked for an ICRC all the
+-- same (a capture's SACKs and ACKs tell soon enough), and once one has been
+-- found every frame is; the verdict of each frame is kept so that it reads
+-- the same on every pass.
+local ICRC_PROBE_MAX = 128
+local icrc_found, icrc_verdict = false, {}
+
+-- IcrcEnabled appends 4 bytes to the UDP payload (docs/protocol.md section 1),
+-- except to a trimmed data packet (cut with the payload).  Returns where
+-- the ICRC is, or nil, and its status: "good", "bad", "unchecked" (not
+-- captured whole) or "undeclared" (found without the preference).
+local function take_icrc(c, bth, pinfo)
 	local need = BTH_LEN + min_after_bth(bth.opcode, bth.ts) + ICRC_LEN
 	if c.stop < need then
 		return nil
 	end
-	c.stop = c.stop - ICRC_LEN
-	return c.stop
+	local at, whole = c.stop - ICRC_LEN, c.stop <= c.tvb:len()
+	local status
+	if mrc.prefs.icrc then
+		local want = whole and icrc_compute(c.tvb, at)
+		status = not want and "unchecked"
+			or (want == c.tvb(at, ICRC_LEN):le_uint() and "good" or "bad")
+	else
+		local verdict = icrc_verdict[pinfo.number]
+		if verdict == nil then
+			verdict = whole and (c.stop <= ICRC_PROBE_MAX or icrc_found)
+				and icrc_compute(c.tvb, at) == c.tvb(at, ICRC_LEN):le_uint()
+			icrc_verdict[pinfo.number] = verdict
+			icrc_found = icrc_found or verdict
+		end
+		if not verdict then
+			return nil
+		end
+		status = "undeclared"
+	end
+	c.stop = at
+	return at, status
+end
+
+local function show_icrc(c, at, status)
+	if at + ICRC_LEN > c.tvb:len() then
+		return
+	end
+	local item = c.root:add(f.icrc, c.tvb(at, ICRC_LEN))
+	c.root:add(f.icrc_status, status):set_generated()
+	if status == "bad" then
+		local want = icrc_compute(c.tvb, at)
+		c.root:add(f.icrc_computed, want):set_generated()
+		item:add_proto_expert_info(ex.icrc_bad, string.format(
+			"Bad ICRC (computed 0x%08x); a capture of a run without IcrcEnabled has none: "
+			.. "set the ICRC preference off (mrc.icrc:FALSE)", want))
+		c.info[#c.info + 1] = " [BAD ICRC]"
+	elseif status == "undeclared" then
+		item:add_proto_expert_info(ex.icrc_undeclared)
+	end
 end
 
 local function dissect_body(c, bth, role)
@@ -476,6 +617,290 @@ local function dissect_body(c, bth, role)
 	return trimmed, left
 end
 
+-- MRC analysis ---------------------------------------------------------------
+-- Follows each QP the way Wireshark's TCP analysis follows a connection.  A
+-- QP here is one sending direction: the requester (source IPv4, its QP
+-- number) writing to a responder.  Data packets name the requester's QP
+-- while C is set and the responder's afterwards; SACKs and NACKs name both,
+-- so the responder's number maps back to the requester's (docs/protocol.md
+-- section 1, Connection fields).  State is built on the first pass only and
+-- kept per frame, so that a frame reads the same whenever it is shown.
+local PSN_MOD, PSN_HALF = 0x1000000, 0x800000
+
+local an -- analysis state, see analysis_reset
+
+local function analysis_reset()
+	an = {
+		qps = {},       -- requester key -> QP state
+		order = {},     -- QP states by first appearance (the statistics)
+		responder = {}, -- "responder ip|responder QPN|requester ip" -> requester QPN
+		frames = {},    -- frame number -> what the analysis found
+	}
+end
+analysis_reset()
+
+-- Signed distance from PSN b to PSN a, modulo 2^24.
+local function psn_diff(a, b)
+	return (a - b + PSN_HALF) % PSN_MOD - PSN_HALF
+end
+
+local function qp_state(req_ip, req_qpn, resp_ip)
+	local key = req_ip .. "|" .. req_qpn .. "|" .. resp_ip
+	local q = an.qps[key]
+	if not q then
+		q = { index = #an.order + 1, req_ip = req_ip, req_qpn = req_qpn, resp_ip = resp_ip,
+			tx = {}, acked = {}, nacked = {}, cack = nil, high = nil, sack_high = nil,
+			data = 0, bytes = 0, ctrl = 0, rtx = 0, causes = {}, dup = 0, gaps = 0, ooo = 0,
+			trims = 0, msgs = {}, nmsgs = 0, acked_msn = 0, rtts = 0, rtt_sum = 0, rtt_min = nil,
+			rtt_max = nil }
+		an.qps[key] = q
+		an.order[#an.order + 1] = q
+	end
+	return q
+end
+
+local function is_acked(q, psn)
+	return q.acked[psn] or (q.cack ~= nil and psn_diff(psn, q.cack) <= 0)
+end
+
+-- Why a packet is sent again, from what this capture saw since its last
+-- transmission (seed: Loss detection from SACK gaps, Retransmission timer):
+-- already acknowledged, it is a completion re-request (docs/protocol.md section
+-- 12, rule 10); NACKed, the NACK; listed missing by a SACK reaching more
+-- than SACKLossMinRetxPkts beyond it, the SACK gap; otherwise the timer.
+local function rtx_cause(q, psn)
+	if is_acked(q, psn) then
+		return "rerequest"
+	elseif q.nacked[psn] then
+		return "nack"
+	elseif q.sack_high and psn_diff(q.sack_high, psn) > mrc.prefs.sack_loss_min_retx then
+		return "sack_gap"
+	end
+	return "timeout"
+end
+
+local function analyse_data(q, bth, pkt, trimmed, now, num)
+	local r, psn = {}, bth.psn
+	local prev = q.tx[psn]
+	q.data = q.data + 1
+	q.bytes = q.bytes + (pkt.payload or 0)
+	if pkt.msn and not q.msgs[pkt.msn] then
+		q.msgs[pkt.msn], q.nmsgs = true, q.nmsgs + 1
+	end
+	if bth.rtx then
+		r.cause, r.prev = rtx_cause(q, psn), prev and prev.frame
+		q.rtx = q.rtx + 1
+		q.causes[r.cause] = (q.causes[r.cause] or 0) + 1
+	elseif prev then
+		r.dup = prev.frame
+		q.dup = q.dup + 1
+	end
+	-- Every QP starts at PSN 0 (docs/protocol.md section 1).
+	local ahead = q.high and psn_diff(psn, q.high) or psn + 1
+	if ahead > 1 then
+		r.gap_first, r.gap_count = (psn - ahead + 1) % PSN_MOD, ahead - 1
+		q.gaps = q.gaps + ahead - 1
+	elseif ahead <= 0 and not prev and not bth.rtx then
+		r.ooo = true
+		q.ooo = q.ooo + 1
+	end
+	if ahead > 0 then
+		q.high = psn
+	end
+	if trimmed then
+		q.trims = q.trims + 1
+	end
+	q.tx[psn] = { frame = num, time = now }
+	q.nacked[psn] = nil
+	return r
+end
+
+-- An answer (SACK, ACK, NACK) to the latest transmission of `psn`.
+local function answer(q, psn, now, r)
+	local sent = psn and q.tx[psn]
+	if not sent or now < sent.time then
+		return
+	end
+	r.answers, r.rtt = sent.frame, now - sent.time
+	if not an.frames[sent.frame].answered_by then
+		an.frames[sent.frame].answered_by = r.num
+	end
+	q.rtts, q.rtt_sum = q.rtts + 1, q.rtt_sum + r.rtt
+	q.rtt_min = math.min(q.rtt_min or r.rtt, r.rtt)
+	q.rtt_max = math.max(q.rtt_max or r.rtt, r.rtt)
+end
+
+local function learn_responder(q, responder_qpn)
+	q.resp_qpn = responder_qpn
+	an.responder[q.resp_ip .. "|" .. responder_qpn .. "|" .. q.req_ip] = q.req_qpn
+end
+
+local function analyse_sack(q, s, r, now)
+	learn_responder(q, s.responder)
+	if q.cack == nil or psn_diff(s.cack, q.cack) > 0 then
+		q.cack = s.cack
+	end
+	for bit = 0, 63 do
+		local word = bit < 32 and s.lo or s.hi
+		if bit32.extract(word, bit % 32) == 1 then
+			local psn = (s.base + bit) % PSN_MOD
+			q.acked[psn] = true
+			if q.sack_high == nil or psn_diff(psn, q.sack_high) > 0 then
+				q.sack_high = psn
+			end
+		end
+	end
+	answer(q, s.drawn_by, now, r)
+end
+
+-- The QP a frame belongs to, or nil (probes, malformed frames).
+local function frame_qp(pinfo, bth, pkt)
+	local src, dst = tostring(pinfo.net_src), tostring(pinfo.net_dst)
+	if data_opcodes[bth.opcode] then
+		local req_qpn = bth.dqpn
+		if not bth.c then
+			req_qpn = an.responder[dst .. "|" .. bth.dqpn .. "|" .. src]
+				or string.format("responder 0x%06x", bth.dqpn)
+		end
+		return qp_state(src, req_qpn, dst)
+	elseif bth.opcode == OP_ACK or pkt.sack or pkt.nack then
+		return qp_state(dst, bth.dqpn, src)
+	end
+	return nil
+end
+
+local function analyse_first(pinfo, bth, pkt, trimmed)
+	local q = frame_qp(pinfo, bth, pkt)
+	if not q then
+		return nil
+	end
+	local now = math.floor(pinfo.rel_ts * 1e9 + 0.5) -- ns
+	local r
+	if data_opcodes[bth.opcode] then
+		r = analyse_data(q, bth, pkt, trimmed, now, pinfo.number)
+		r.num = pinfo.number
+		an.frames[pinfo.number] = r
+	else
+		r = { num = pinfo.number }
+		an.frames[pinfo.number] = r
+		q.ctrl = q.ctrl + 1
+		if pkt.sack then
+			analyse_sack(q, pkt.sack, r, now)
+		elseif pkt.nack then
+			learn_responder(q, pkt.nack.responder)
+			q.nacked[pkt.nack.psn] = pinfo.number
+			answer(q, pkt.nack.psn, now, r)
+		else -- cumulative ACK: PSN = highest in order, MSN = messages done
+			if q.cack == nil or psn_diff(bth.psn, q.cack) > 0 then
+				q.cack = bth.psn
+			end
+			q.acked_msn = math.max(q.acked_msn, pkt.msn or 0)
+			answer(q, bth.psn, now, r)
+		end
+	end
+	r.qp = q
+	return r
+end
+
+local function ns_time(ns)
+	return NSTime.new(math.floor(ns / 1e9), ns % 1e9)
+end
+
+-- Shows what the analysis found; returns the Info column tags.
+local function show_analysis(root, r)
+	local q, tags = r.qp, {}
+	local t = root:add(mrc, "MRC analysis")
+	t:set_generated()
+	t:add(f.an_qp, q.index):set_generated()
+	t:add(f.an_requester, string.format("%s QP %s", q.req_ip, type(q.req_qpn) == "number"
+		and string.format("0x%06x", q.req_qpn) or q.req_qpn)):set_generated()
+	if r.cause then
+		local item = t:add(f.an_retx, true)
+		item:set_generated()
+		t:add(f.an_cause, r.cause):set_generated()
+		if r.prev then
+			t:add(f.an_prev, r.prev):set_generated()
+		end
+		if r.cause == "rerequest" then
+			item:add_proto_expert_info(ex.rerequest)
+		else
+			item:add_proto_expert_info(ex.retx, "Retransmission (" .. r.cause .. ")")
+		end
+		tags[#tags + 1] = r.cause == "rerequest" and "RE-REQUEST" or "RETRANSMISSION " .. r.cause
+	end
+	if r.dup then
+		t:add(f.an_dup, r.dup):set_generated():add_proto_expert_info(ex.dup)
+		tags[#tags + 1] = "DUPLICATE"
+	end
+	if r.gap_count then
+		t:add(f.an_gap_first, r.gap_first):set_generated()
+		local item = t:add(f.an_gap_count, r.gap_count)
+		item:set_generated()
+		item:add_proto_expert_info(ex.gap, string.format("%d PSN(s) from %d not seen",
+			r.gap_count, r.gap_first))
+		tags[#tags + 1] = "GAP"
+	end
+	if r.ooo then
+		t:add(f.an_ooo, true):set_generated():add_proto_expert_info(ex.ooo)
+		tags[#tags + 1] = "OUT-OF-ORDER"
+	end
+	if r.answers then
+		t:add(f.an_answers, r.answers):set_generated()
+		t:add(f.an_rtt, ns_time(r.rtt)):set_generated()
+	end
+	if r.answered_by then
+		t:add(f.an_answered_by, r.answered_by):set_generated()
+	end
+	return #tags > 0 and " [" .. table.concat(tags, ", ") .. "]" or ""
+end
+
+local function analyse(pinfo, root, bth, pkt, trimmed)
+	local r = an.frames[pinfo.number]
+	if not pinfo.visited and not r then
+		r = analyse_first(pinfo, bth, pkt, trimmed)
+	end
+	return r and show_analysis(root, r) or ""
+end
+
+-- `tshark -z mrc,qp`: one line per QP at the end of the capture.
+local function stats_draw()
+	print("================================================================================")
+	print("MRC QPs (requester -> responder)")
+	print(string.format("%-4s %-28s %-24s %6s %10s %5s %-26s %4s %5s %4s %5s %5s %-11s %s",
+		"QP", "requester", "responder", "data", "payload", "rtx", "causes", "dup", "gaps",
+		"ooo", "trims", "ctrl", "msgs done", "RTT us min/avg/max"))
+	for _, q in ipairs(an.order) do
+		local causes = {}
+		for _, k in ipairs({ "timeout", "nack", "sack_gap", "rerequest" }) do
+			if q.causes[k] then
+				causes[#causes + 1] = k .. "=" .. q.causes[k]
+			end
+		end
+		local rtt = q.rtts > 0 and string.format("%.3f/%.3f/%.3f", q.rtt_min / 1e3,
+			q.rtt_sum / q.rtts / 1e3, q.rtt_max / 1e3) or "-"
+		local req = type(q.req_qpn) == "number" and string.format("0x%06x", q.req_qpn) or "?"
+		local resp = q.resp_qpn and string.format("0x%06x", q.resp_qpn) or "?"
+		print(string.format("%-4d %-28s %-24s %6d %10d %5d %-26s %4d %5d %4d %5d %5d %-11s %s",
+			q.index, q.req_ip .. " " .. req, q.resp_ip .. " " .. resp, q.data, q.bytes, q.rtx,
+			#causes > 0 and table.concat(causes, ",") or "-", q.dup, q.gaps, q.ooo, q.trims,
+			q.ctrl, string.format("%d/%d", q.acked_msn, q.nmsgs), rtt))
+	end
+	print("================================================================================")
+end
+
+register_stat_cmd_arg("mrc,qp", function()
+	-- The dissector keeps the counts; a tap only brings the end of the pass.
+	local tap = Listener.new(nil, "mrc")
+	function tap.draw()
+		stats_draw()
+	end
+end)
+
+function mrc.init()
+	analysis_reset()
+	icrc_found, icrc_verdict = false, {}
+end
+
 local function dissect_mrc(tvb, pinfo, tree)
 	pinfo.cols.protocol:set("MRC")
 	local root = tree:add(mrc, tvb())
@@ -490,7 +915,7 @@ local function dissect_mrc(tvb, pinfo, tree)
 		return tvb:len()
 	end
 	local bth = dissect_bth(c)
-	local icrc_at = take_icrc(c, bth)
+	local icrc_at, icrc_status = take_icrc(c, bth, pinfo)
 	local name = opcode_short[bth.opcode] or opcode_names[bth.opcode]
 		or string.format("opcode=0x%02x", bth.opcode)
 	add_info(c, "%s dqp=0x%06x", name, bth.dqpn)
@@ -518,17 +943,31 @@ local function dissect_mrc(tvb, pinfo, tree)
 			root:add(f.extra, range(c, extra)):add_proto_expert_info(ex.extra)
 		end
 	end
-	if icrc_at and icrc_at + ICRC_LEN <= tvb:len() then
-		root:add(f.icrc, tvb(icrc_at, ICRC_LEN))
+	if icrc_at then
+		show_icrc(c, icrc_at, icrc_status)
+	end
+	local tags = ""
+	if not c.bad and ok then
+		tags = analyse(pinfo, root, bth, c.pkt, trimmed)
 	end
 	local info = table.concat(c.info) .. bth_flags(bth) .. (trimmed and " [TRIMMED]" or "")
+		.. tags
 	pinfo.cols.info:set(info)
 	root:append_text(", " .. info)
 	return tvb:len()
 end
 
--- Dissectors displaced from entropy ports (see claim_entropy_ports).
+-- Dissectors displaced from entropy ports (see claim_entropy_ports), and
+-- Wireshark's RoCEv2 (InfiniBand) dissector, displaced from 4791.
 local displaced = {}
+local udp_port = DissectorTable.get("udp.port")
+local roce = udp_port:get_dissector(ROCE_PORT)
+
+-- MRC's opcodes are those with transport bits 110 (docs/protocol.md section 1);
+-- an empty frame is ours too, to be called malformed.
+local function is_mrc(tvb)
+	return tvb:len() == 0 or bit32.rshift(tvb(0, 1):uint(), 5) == 6
+end
 
 function mrc.dissector(tvb, pinfo, tree)
 	if pinfo.dst_port ~= ROCE_PORT then
@@ -538,6 +977,9 @@ function mrc.dissector(tvb, pinfo, tree)
 		end
 		return 0
 	end
+	if roce and not is_mrc(tvb) then
+		return roce:call(tvb, pinfo, tree)
+	end
 	return dissect_mrc(tvb, pinfo, tree)
 end
 
@@ -545,7 +987,6 @@ end
 -- 256..383 by default, docs/protocol.md section 6) include ports with stock
 -- dissectors (PTP on 319/320, packetbb on 269): take those ports too and
 -- hand anything not sent to 4791 back to the dissector that owned them.
-local udp_port = DissectorTable.get("udp.port")
 
 local function claim_entropy_ports()
 	for port, handle in pairs(displaced) do

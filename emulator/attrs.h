@@ -26,6 +26,7 @@ struct nic_attrs {
 	uint32_t sack_loss_min_retx;   /* SACKLossMinRetxPkts [512] 0..8388607 */
 	bool qp_groups;                /* QPGroupsEnabled [true] */
 	uint32_t max_qps;              /* MaxQps [65536] */
+	uint32_t max_closed_records;   /* MaxClosedRecords [= MaxQps] */
 
 	/* the port */
 	uint64_t data_rate;            /* DataRate [400Gbps] */

@@ -67,6 +67,8 @@ const struct attr_def config_attrs[] = {
 	  "QPs to one peer share a congestion window and scheduling turn"),
     ENTRY("MaxQps", ATTR_U32, NIC(max_qps), "65536", "1", "1048576", NULL,
 	  "receiving QPs a NIC holds at most (docs/protocol.md §12 rule 11)"),
+    ENTRY("MaxClosedRecords", ATTR_U32, NIC(max_closed_records), "", "1", "16777216", NULL,
+	  "closed receiving QPs a NIC remembers to answer late packets (§12 rule 11)"),
     ENTRY("DataRate", ATTR_RATE, NIC(data_rate), "400Gbps", "1Mbps", "1.6Tbps", NULL,
 	  "the NIC port's rate; its link runs at min(link rate, DataRate)"),
     ENTRY("Delay", ATTR_TIME, NIC(delay), "1us", "0ps", "1s", NULL,
@@ -654,6 +656,9 @@ void config_nic_resolve(struct nic_attrs *a)
 	if (!a->min_cwnd) {
 		a->min_cwnd = config_nic_unit(a);
 	}
+	if (!a->max_closed_records) {
+		a->max_closed_records = a->max_qps;
+	}
 }
 
 /* docs/protocol.md §9: one BDP of the port rate x 5 us (250,000 B at 400 Gbps). */
@@ -828,6 +833,7 @@ static const char *derivation(const struct attr_def *d)
 	    {"MaxCongestionWindow", "1.5 x BDP in units of MSS+60"},
 	    {"InitialCongestionWindow", "= MaxCongestionWindow"},
 	    {"MinCongestionWindow", "1 unit = MSS+60"},
+	    {"MaxClosedRecords", "= MaxQps"},
 	    {"EgressQueueLimit", "port rate x 5us"},
 	    {"down", "none"},
 	    {"drop", "none"},

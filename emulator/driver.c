@@ -126,6 +126,8 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 		release(d, m, m->w->dst, now);
 		break;
 	case MSG_COMPLETE:
+		if (m->failed) /* reported failed by its receiver already */
+			return;
 		m->done = true;
 		m->complete = now;
 		m->retransmissions = i->retransmissions;
@@ -140,11 +142,17 @@ void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
 	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
 
 	(void)now;
-	if (m && !m->failed && !m->done) {
-		m->failed = true;
+	if (!m || m->failed || m->done)
+		return;
+	if (i->why) { /* the receiving side: its QP was evicted */
+		m->why_failed = i->why;
+		if (!sends(d, m))
+			return;
+	} else {
 		m->retransmissions = i->retransmissions;
-		d->sends_finished++;
 	}
+	m->failed = true;
+	d->sends_finished++;
 }
 
 bool driver_done(const struct driver *d)
@@ -200,8 +208,9 @@ void driver_report(const struct driver *d, FILE *out)
 		if (!sends(d, m))
 			continue;
 		if (m->failed)
-			why = m->refused ? "the NIC refused it (id, size or resources)"
-					 : "its QP entered the error state";
+			why = m->refused      ? "the NIC refused it (id, size or resources)"
+			      : m->why_failed ? m->why_failed
+					      : "its QP entered the error state";
 		else if (!m->is_posted)
 			why = "never posted: its dependencies did not complete";
 		else if (!m->done)

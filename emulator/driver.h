@@ -28,6 +28,7 @@ struct driver_msg {
 	int ndependents, deps_left;
 	ps_t posted, send_complete, recv_complete, complete;
 	uint64_t retransmissions;
+	const char *why_failed; /* the receiving side's reason, or NULL */
 	bool is_posted, refused, sent, received, done, failed, verified;
 };
 

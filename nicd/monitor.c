@@ -135,7 +135,11 @@ static struct monitor_history *history(struct nic *nic, uint32_t qpn)
 			free(h);
 			return NULL;
 		}
-		hmap_put(&nic->monitor, qpn, h);
+		if (!hmap_put(&nic->monitor, qpn, h)) {
+			free(h->rows);
+			free(h);
+			return NULL;
+		}
 	}
 	return h;
 }
@@ -146,13 +150,18 @@ void nic_monitor_record(struct nic *nic, ps_t now, bool tx, const struct pkt *p,
 {
 	struct nic_monitor_row r;
 	struct monitor_history *h;
+	const struct nic_qp_send *sq;
 
 	r = make_row(nic, now, tx, p, local_qpn, remote_qpn, rtt);
 	if (nic->a.monitor_triggers == MONITOR_ALL) {
 		write_row(nic, &r);
 		return;
 	}
-	if (!nic->a.monitor_history || !(h = history(nic, local_qpn)))
+	/* Only a sending QP can enter the error state: rows of anything else
+	 * are never written, and are not kept (their memory would grow with
+	 * every QP number a peer names). */
+	sq = hmap_get(&nic->send_qps, local_qpn);
+	if (!nic->a.monitor_history || !sq || sq->error || !(h = history(nic, local_qpn)))
 		return;
 	h->rows[h->next] = r;
 	h->next = (h->next + 1) % nic->a.monitor_history;
@@ -174,6 +183,12 @@ void nic_monitor_qp_error(struct nic *nic, uint32_t qpn, ps_t now)
 	n = nic->a.monitor_history;
 	for (uint32_t i = 0; i < h->count; i++)
 		write_row(nic, &h->rows[(h->next + n - h->count + i) % n]);
+	nic_monitor_forget(nic, qpn);
+}
+
+uint64_t nic_monitor_kept(const struct nic *nic)
+{
+	return nic->monitor.count;
 }
 
 void nic_monitor_forget(struct nic *nic, uint32_t qpn)
@@ -184,4 +199,16 @@ void nic_monitor_forget(struct nic *nic, uint32_t qpn)
 		free(h->rows);
 		free(h);
 	}
+}
+
+void nic_monitor_free_all(struct nic *nic)
+{
+	for (size_t i = 0; nic->monitor.slots && i <= nic->monitor.mask; i++) {
+		struct monitor_history *h = nic->monitor.slots[i].val;
+		if (h) {
+			free(h->rows);
+			free(h);
+		}
+	}
+	hmap_destroy(&nic->monitor);
 }

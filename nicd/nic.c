@@ -35,6 +35,8 @@ struct nic *nic_new(const struct nic_params *prm)
 	hmap_init(&nic->groups);
 	hmap_init(&nic->dests);
 	hmap_init(&nic->monitor);
+	hmap_init(&nic->closed);
+	hmap_init(&nic->closed_by_src);
 	nic_pcie_init(nic);
 	nic_stats_start(nic);
 	return nic;
@@ -58,23 +60,14 @@ void nic_free(struct nic *nic)
 			free(sq->ring);
 	}
 	free_all(&nic->send_qps);
-	for (size_t i = 0; nic->recv_qps.slots && i <= nic->recv_qps.mask; i++) {
-		struct nic_qp_recv *rq = nic->recv_qps.slots[i].val;
-		if (rq)
-			free(rq->held);
-	}
-	free_all(&nic->recv_qps);
-	hmap_destroy(&nic->recv_by_src);
+	nic_recv_free_all(nic);
 	/* Groups are owned by their QPs' references; free what is left. */
 	free_all(&nic->groups);
 	for (size_t i = 0; nic->dests.slots && i <= nic->dests.mask; i++)
 		if (nic->dests.slots[i].val)
 			nic_spray_free(nic->dests.slots[i].val);
 	hmap_destroy(&nic->dests);
-	for (size_t i = 0; nic->monitor.slots && i <= nic->monitor.mask; i++)
-		if (nic->monitor.slots[i].val)
-			nic_monitor_forget(nic, (uint32_t)nic->monitor.slots[i].key);
-	hmap_destroy(&nic->monitor);
+	nic_monitor_free_all(nic);
 	for (struct pkt *p = nic->port.ctl_head, *n; p; p = n) {
 		n = p->next;
 		pkt_put(nic->pool, p);
@@ -87,18 +80,6 @@ void nic_free(struct nic *nic)
 		pkt_put(nic->pool, nic->port.on_wire);
 	nic_pcie_destroy(nic);
 	free(nic);
-}
-
-/* QP numbers go upward and are never reused while open or lingering
- * (§12 rule 11); after 2^24 they wrap, skipping those still in use. */
-static uint32_t alloc_qpn(struct nic *nic)
-{
-	for (;;) {
-		uint32_t q = nic->next_qpn;
-		nic->next_qpn = q + 1 > WIRE_QPN_MASK ? FIRST_QPN : q + 1;
-		if (!hmap_get(&nic->send_qps, q) && !hmap_get(&nic->recv_qps, q))
-			return q;
-	}
 }
 
 static void doorbell_start(void *arg, ps_t now)
@@ -138,7 +119,7 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 		return false;
 	}
 	sq->nic = nic;
-	sq->qpn = alloc_qpn(nic);
+	sq->qpn = nic_qpn_alloc(nic);
 	sq->peer_ip = dst_ip;
 	sq->msg_id = msg_id;
 	sq->bytes = bytes;
@@ -146,13 +127,14 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	sq->posted = now;
 	sq->dest = nic_dest_get(nic, dst_ip);
 	sq->group = nic_group_get(nic, dst_ip);
-	if (!sq->dest || !sq->group || !send_alloc_ring(nic, sq)) {
+	if (!sq->dest || !sq->group || !send_alloc_ring(nic, sq) ||
+	    !hmap_put(&nic->send_qps, sq->qpn, sq)) {
 		nic_group_put(nic, sq->group);
+		free(sq->ring);
 		free(sq);
 		nic->c.msgs_refused++;
 		return false;
 	}
-	hmap_put(&nic->send_qps, sq->qpn, sq);
 	nic_spray_senders(nic, sq->dest, 1, now);
 	nic->c.msgs_posted++;
 	nic->c.qps_created++;

@@ -35,6 +35,8 @@ struct nic_msg_info {
 	uint64_t retransmissions; /* sender side: timeout + NACK + SACK gap */
 	bool verified;		  /* receiver side: every byte accounted for and,
 				     where bytes exist, equal to the pattern */
+	const char *why; /* a failure reported by the receiving side (its QP
+			    was evicted), or NULL: the sender's QP failed */
 };
 
 struct nic_host {
@@ -45,7 +47,8 @@ struct nic_host {
 	/* A message reached a completion. */
 	void (*completion)(void *ctx, enum nic_completion what, const struct nic_msg_info *m,
 			   ps_t now);
-	/* A message's QP entered the error state: it will never complete. */
+	/* A message's QP entered the error state, or its receiving QP was
+	 * evicted (m->why says so): it will never complete. */
 	void (*failed)(void *ctx, const struct nic_msg_info *m, ps_t now);
 };
 
@@ -101,6 +104,10 @@ void nic_finish(struct nic *nic, ps_t now, FILE *report);
 
 /* Messages this NIC posted that have not reached MSG_COMPLETE. */
 uint64_t nic_open_messages(const struct nic *nic);
+
+/* QPs whose monitor rows are kept for the qp_error trigger (at most the
+ * open sending QPs), for tests. */
+uint64_t nic_monitor_kept(const struct nic *nic);
 
 /* Counters, by name, for summaries and tests. */
 uint64_t nic_counter(const struct nic *nic, const char *name);

@@ -23,7 +23,7 @@
 				X(tx_drop_link_down) X(tx_drop_rule) X(tx_drop_ctl_pool)           \
 				    X(msgs_posted) X(msgs_refused) X(msgs_completed)               \
 					X(msgs_received) X(qp_error) X(qps_created) X(qps_closed)  \
-					    X(qps_reclaimed) X(timeouts_ignored) X(rtt_samples)    \
+					    X(rx_qp_evicted) X(closed_record_evicted) X(timeouts_ignored) X(rtt_samples)    \
 						X(pcie_write_bytes) X(probes_answered)
 
 struct nic_counters {
@@ -133,7 +133,6 @@ struct nic_qp_recv {
 	uint32_t rcv_units; /* CC_STATE received bytes, 256-byte units */
 	bool ar_in_gap;	    /* an ACK-request arrived while a gap was open */
 	bool recv_complete;
-	bool closed; /* lingering closed record (§12 r11) */
 
 	uint64_t msg_id; /* from RETH VA: the sender's message index */
 	uint64_t dma_len;
@@ -142,7 +141,28 @@ struct nic_qp_recv {
 	uint64_t pattern_errors;
 	bool bad_offset;
 	ps_t last_activity;
-	events_id timer; /* idle reclaim, then linger */
+	/* The NIC's lists of open receiving QPs by last activity, one for
+	 * those that never advanced their cumulative PSN and one for the
+	 * others: MaxQps evicts from their heads (§12 rule 11). */
+	struct nic_qp_recv *lru_prev, *lru_next;
+	uint8_t lru; /* which list: enum recv_lru */
+};
+
+enum recv_lru { LRU_FRESH, LRU_ADVANCED };
+
+struct nic_recv_lru {
+	struct nic_qp_recv *head, *tail; /* least recently active first */
+};
+
+/* What a closed receiving side leaves (§12 rule 11): enough to answer
+ * later packets of its QP as the open QP would have, in at most 64 bytes.
+ * Kept oldest first, at most MaxClosedRecords. */
+struct nic_closed {
+	uint32_t peer_ip, qpn, sender_qpn;
+	uint32_t msg_id;    /* the message index (20 bits) */
+	uint32_t cack_psn;  /* final cumulative PSN */
+	uint32_t rcv_units; /* final CC_STATE received bytes */
+	struct nic_closed *newer;
 };
 
 /* A QP group (seed, QP groups and the transmit scheduler). */
@@ -235,6 +255,11 @@ struct nic {
 	struct hmap groups;	 /* peer ip -> nic_group */
 	struct hmap dests;	 /* ip -> nic_dest */
 	struct hmap monitor;	 /* qpn -> kept rows (MonitorTriggers qp_error) */
+	struct hmap closed;	 /* qpn -> nic_closed */
+	struct hmap closed_by_src; /* (peer ip << 24 | sender qpn) -> nic_closed */
+	struct nic_closed *closed_oldest, *closed_newest;
+	uint64_t nclosed;
+	struct nic_recv_lru lru[2]; /* open receiving QPs, enum recv_lru */
 	uint32_t next_qpn;
 	uint64_t nrecv_open; /* receiving QPs counted against MaxQps */
 	uint64_t open_msgs;
@@ -253,8 +278,12 @@ struct nic {
 struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip);
 void nic_group_put(struct nic *nic, struct nic_group *g);
 struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip);
+uint32_t nic_qpn_alloc(struct nic *nic);
 struct nic_qp_recv *nic_recv_find_or_create(struct nic *nic, const struct pkt *p, ps_t now,
 					    bool *created);
+void nic_recv_touch(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
+struct nic_closed *nic_closed_find(const struct nic *nic, const struct pkt *p);
+void nic_recv_free_all(struct nic *nic);
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq);
 void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
@@ -281,6 +310,14 @@ void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
 		   ps_t now);
 struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport);
+
+/* Seed, NACKs: a switch trimmed the packet (its codepoint says so; RETH
+ * and the payload are gone). */
+static inline bool nic_is_trimmed(const struct nic *nic, const struct pkt *p)
+{
+	return p->trimmed || p->dscp == nic->a.dscp_trimmed ||
+	       p->dscp == nic->a.dscp_trimmed_last_hop;
+}
 
 /* rx.c — the receive path */
 void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now);
@@ -343,6 +380,7 @@ static inline void nic_monitor(struct nic *nic, ps_t now, bool tx, const struct 
 }
 void nic_monitor_qp_error(struct nic *nic, uint32_t qpn, ps_t now);
 void nic_monitor_forget(struct nic *nic, uint32_t qpn);
+void nic_monitor_free_all(struct nic *nic);
 void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t now);
 const char *nic_role_name(const struct nic *nic, uint8_t dscp);
 

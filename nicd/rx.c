@@ -111,7 +111,8 @@ static void recv_complete(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 	m.verified = !rq->bad_offset && !rq->pattern_errors && rq->bytes_unique == rq->dma_len;
 	nic->c.rx_pattern_errors += rq->pattern_errors;
 	nic->c.msgs_received++;
-	nic_event(nic, now, "RECV_COMPLETE", rq->qpn, rq->peer_ip, rq->sender_qpn, 0, rq->dma_len);
+	nic_event(nic, now, "RECV_COMPLETE", rq->qpn, rq->peer_ip, rq->sender_qpn, rq->msg_id,
+		  rq->dma_len);
 	nic->host.completion(nic->host.ctx, RECV_COMPLETE, &m, now);
 }
 
@@ -153,6 +154,40 @@ static void answer(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p,
 		nic_send_sack(nic, rq, p, idx, now);
 }
 
+/* §12 rule 11: a closed record answers a later packet of its QP as the
+ * open QP would have: a trimmed packet draws its NACK; any other is a
+ * duplicate that draws the cumulative ACK, plus a SACK when it carries the
+ * ACK-request or retransmit flag.  The record stands in for the QP, with
+ * nothing held. */
+static void rx_closed(struct nic *nic, const struct nic_closed *c, const struct pkt *p, ps_t now)
+{
+	static uint64_t nothing_held[1];
+	struct nic_qp_recv rq = {.nic = nic,
+				 .qpn = c->qpn,
+				 .peer_ip = c->peer_ip,
+				 .sender_qpn = c->sender_qpn,
+				 .dest = nic_dest_get(nic, c->peer_ip),
+				 .next_expected = (1ULL << 32) + c->cack_psn + 1,
+				 .held = nothing_held,
+				 .held_mask = 63,
+				 .recv_complete = true,
+				 .rcv_units = c->rcv_units};
+	uint64_t idx = rq.next_expected + wire_psn_diff(p->psn, (uint32_t)(rq.next_expected &
+									   WIRE_PSN_MASK));
+
+	nic_monitor(nic, now, false, p, c->qpn, c->sender_qpn, 0);
+	if (!rq.dest)
+		return;
+	if (nic_is_trimmed(nic, p)) {
+		rx_trimmed(nic, &rq, p, now);
+		return;
+	}
+	nic->c.rx_dup_pkts++;
+	nic_send_cack(nic, &rq, now);
+	if (p->flags & (WIRE_BTH_A | WIRE_BTH_RTX))
+		nic_send_sack(nic, &rq, p, idx, now);
+}
+
 void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 {
 	uint32_t len = wire_len(p);
@@ -167,19 +202,15 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 		return;
 	rq = nic_recv_find_or_create(nic, p, now, &created);
 	if (!rq) {
-		if (!created)
-			nic->c.rx_drop_unknown_qp++;
+		const struct nic_closed *c = created ? NULL : nic_closed_find(nic, p);
 		nic_ingress_release(nic, len, ctl);
+		if (c)
+			rx_closed(nic, c, p, now);
+		else if (!created)
+			nic->c.rx_drop_unknown_qp++;
 		return;
 	}
 	nic_monitor(nic, now, false, p, rq->qpn, rq->sender_qpn, 0);
-	rq->last_activity = now;
-	if (rq->closed) { /* §12 rule 11: a lingering record answers duplicates */
-		nic->c.rx_dup_pkts++;
-		nic_ingress_release(nic, len, ctl);
-		nic_send_cack(nic, rq, now);
-		return;
-	}
 	d = wire_psn_diff(p->psn, (uint32_t)(rq->next_expected & WIRE_PSN_MASK));
 	/* Seed, step 3: more than MaxPSNRange beyond the cumulative PSN. */
 	if (d >= (int64_t)nic->a.max_psn_range) {
@@ -188,8 +219,7 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 		nic_send_nack(nic, p, rq->qpn, rq->sender_qpn, WIRE_NACK_PSN_OOR_WINDOW, now);
 		return;
 	}
-	if (p->trimmed || p->dscp == nic->a.dscp_trimmed ||
-	    p->dscp == nic->a.dscp_trimmed_last_hop) {
+	if (nic_is_trimmed(nic, p)) {
 		nic_ingress_release(nic, len, ctl);
 		rx_trimmed(nic, rq, p, now);
 		return;
@@ -201,6 +231,7 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 	}
 	idx = rq->next_expected + d;
 	had_gap = rq->nheld > 0;
+	nic_recv_touch(nic, rq, now);
 	if (!track_order(nic, rq, idx)) {
 		nic_ingress_release(nic, len, ctl);
 	} else if (ctl) { /* a data packet marked control: its pool is freed now */

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "../emulator/config.h"
 #include "../nicd/nic.h"
@@ -40,6 +42,7 @@ struct bench {
 	struct pkt sent[8]; /* h0's transmissions of trim_psn */
 	int nsent;
 	int completed, received, verified;
+	struct csv *monitor; /* mrc-monitor rows, or NULL */
 };
 
 struct side {
@@ -148,7 +151,8 @@ static void bench_start(struct bench *b)
 		    .seed = 1,
 		    .events = b->q,
 		    .pool = &b->pool,
-		    .host = {.ctx = b->sides[i], .transmit = transmit, .completion = completion}};
+		    .host = {.ctx = b->sides[i], .transmit = transmit, .completion = completion},
+		    .records = {.monitor = b->monitor}};
 		b->sides[i]->nic = nic_new(&prm);
 		assert_non_null(b->sides[i]->nic);
 	}
@@ -388,6 +392,38 @@ static void test_mutated_frames_never_crash(void **state)
 	bench_free(&b);
 }
 
+/* Issue 9 item 11: with MonitorTriggers = qp_error the monitor keeps each
+ * sending QP's last MonitorHistory rows (§12 rule 14) only while the QP is
+ * open; 200 messages that complete leave none kept on either NIC (the first
+ * version kept them all, 894 MB for 20,000 messages). */
+static void test_monitor_histories_freed(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+	char dir[] = "/tmp/mrcemu-engine-XXXXXX", cmd[64];
+
+	(void)state;
+	bench_init(&b, sides);
+	assert_non_null(mkdtemp(dir));
+	b.monitor = csv_open(dir, "mrc-monitor.csv", NIC_MONITOR_HEADER);
+	assert_non_null(b.monitor);
+	for (int i = 0; i < 2; i++) {
+		b.attrs[i].monitor = true;
+		b.attrs[i].monitor_triggers = MONITOR_QP_ERROR;
+	}
+	bench_start(&b);
+	for (uint64_t id = 1; id <= 200; id++)
+		assert_true(nic_post_message(sides[0].nic, 0x0A000002, 4096, id, 0));
+	events_run_until(b.q, 1000 * PS_PER_US);
+	assert_int_equal(b.completed, 200);
+	assert_int_equal(nic_monitor_kept(sides[0].nic), 0);
+	assert_int_equal(nic_monitor_kept(sides[1].nic), 0);
+	bench_free(&b);
+	assert_true(csv_close(b.monitor));
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +434,7 @@ int main(void)
 	    cmocka_unit_test(test_ce_sack_skips_entropy_once),
 	    cmocka_unit_test(test_malformed_frame_counted),
 	    cmocka_unit_test(test_mutated_frames_never_crash),
+	    cmocka_unit_test(test_monitor_histories_freed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -506,56 +506,120 @@ static void test_lost_final_ack_rerequest(void **state)
 	scenario_free(s);
 }
 
-/* docs/protocol.md §12 rule 11: a NIC holds at most MaxQps receiving QPs; a
- * packet that would create one more is refused and counted, and its sender
- * recovers it once a QP has closed.  (The window, 90 packets, lets message
- * 2 start while message 1 is still arriving.) */
-static void test_max_qps_refused_then_recovered(void **state)
+/* The time of the first mrc-events row of `event` on `node` for message
+ * `msg`, or 0. */
+static uint64_t event_time(struct scenario *s, const char *node, const char *event, uint64_t msg)
 {
-	struct scenario *s = scenario_b2b_nodes("MonitorEnabled = false", NULL, "MaxQps = 1", NULL,
-						"1,0ns,h0,h1,1MiB,\n2,0ns,h0,h1,1MiB,\n");
-	const struct table *msg;
+	const struct table *ev = scenario_table(s, "mrc-events.csv");
 
-	(void)state;
-	assert_int_equal(scenario_run(s), 0);
-	assert_true(scenario_counter(s, "h1", "rx_drop_max_qps") > 0);
-	msg = messages(s);
-	assert_string_equal(table_cell(msg, 0, "verified"), "true");
-	assert_string_equal(table_cell(msg, 1, "verified"), "true");
-	assert_true(scenario_counter(s, "h0", "retx_timeout") > 0);
-	scenario_free(s);
+	for (size_t r = 0; r < ev->nrows; r++)
+		if (!strcmp(table_cell(ev, r, "node"), node) &&
+		    !strcmp(table_cell(ev, r, "event"), event) && table_u64(ev, r, "msg_id") == msg)
+			return table_u64(ev, r, "time_ps");
+	return 0;
 }
 
-/* §12 rule 11: a receiving QP that sees no packet for 8 x InitialAckTimeout
- * before completing is reclaimed and counted: here its sender ran out of
- * retry budget on the last packet, which never arrives. */
-static void test_idle_receiving_qp_reclaimed(void **state)
+/* docs/protocol.md §12 rule 11 (revised): a NIC holds at most MaxQps open
+ * receiving QPs; a new one beyond that evicts the least recently active
+ * among those that never advanced their cumulative PSN, else the least
+ * recently active of all, and the evicted message is failed and counted.
+ * Message 2 (PSN 3 always lost: advanced, incomplete) is posted first;
+ * message 1 (PSN 0 always lost: never advanced) later, so it is the more
+ * recently active; message 3 needs a QP and evicts message 1's. */
+static void test_max_qps_evicts_least_recently_active(void **state)
 {
-	struct scenario *s =
-	    scenario_b2b("ExponentialRetryCount = 0", "drop = h0>h1 data psn=1 count=all",
-			 "1,0ns,h0,h1,8KiB,\n");
-	const struct table *ev;
-	uint64_t created = 0, reclaimed = 0, last_rx = 0;
-	const struct table *m;
+	struct scenario *s = scenario_b2b_nodes(
+	    "ExponentialRetryCount = 0", NULL, "MaxQps = 2",
+	    "drop = h0>h1 data msn=1 psn=0 count=all, h0>h1 data msn=2 psn=3 count=all",
+	    "2,0ns,h0,h1,64KiB,\n1,10us,h0,h1,64KiB,\n3,50us,h0,h1,64KiB,\n");
+	const struct table *msg;
+	uint64_t evicted;
 
 	(void)state;
 	assert_int_equal(scenario_run(s), 1);
+	assert_int_equal(scenario_counter(s, "h1", "rx_qp_evicted"), 1);
+	evicted = event_time(s, "h1", "QP_EVICTED", 1);
+	assert_int_equal(evicted, event_time(s, "h1", "QP_CREATED", 3));
+	assert_int_equal(event_time(s, "h1", "QP_EVICTED", 2), 0);
+	msg = messages(s);
+	assert_string_equal(table_cell(msg, 0, "verified"), "false"); /* id 2 */
+	assert_string_equal(table_cell(msg, 1, "verified"), "false"); /* id 1: evicted */
+	assert_string_equal(table_cell(msg, 1, "complete_ps"), "");
+	assert_string_equal(table_cell(msg, 2, "verified"), "true");
+	scenario_free(s);
+}
+
+/* Issue 9 item 10 (§12 rule 11): one QP number allocator for both sides.
+ * h1 sends message 2 and receives message 1 at once: its two QPs have
+ * different numbers, taken upward from 0x100 (the first version numbered
+ * receiving QPs apart, both 0x100 here, and past 2^24 sent 0 on the wire). */
+static void test_one_qpn_allocator(void **state)
+{
+	struct scenario *s = scenario_b2b(NULL, NULL, "1,0ns,h0,h1,64KiB,\n2,0ns,h1,h0,64KiB,\n");
+	const struct table *ev;
+	uint64_t qpns[2], n = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
 	ev = scenario_table(s, "mrc-events.csv");
-	for (size_t r = 0; r < ev->nrows; r++) {
-		if (strcmp(table_cell(ev, r, "node"), "h1"))
-			continue;
-		if (!strcmp(table_cell(ev, r, "event"), "QP_CREATED"))
-			created = table_u64(ev, r, "time_ps");
-		if (!strcmp(table_cell(ev, r, "event"), "QP_RECLAIMED"))
-			reclaimed = table_u64(ev, r, "time_ps");
-	}
+	for (size_t r = 0; r < ev->nrows && n < 2; r++)
+		if (!strcmp(table_cell(ev, r, "node"), "h1") &&
+		    !strcmp(table_cell(ev, r, "event"), "QP_CREATED"))
+			qpns[n++] = table_u64(ev, r, "local_qpn");
+	assert_int_equal(n, 2);
+	assert_int_equal(qpns[0], 0x100); /* its sending QP, posted at 0 */
+	assert_int_equal(qpns[1], 0x101); /* the receiving QP of message 1 */
+	scenario_free(s);
+}
+
+/* Issue 9 item 1: a receiving QP that has not completed is never reclaimed
+ * for silence (§12 rule 11, revised): the seed's sender retransmits until
+ * acknowledged, so after a 2 ms outage its retransmissions still find the
+ * QP and the message completes.  (The first version reclaimed it after
+ * 8 x InitialAckTimeout = 1.2 ms and the message never completed.) */
+static void test_outage_longer_than_reclaim(void **state)
+{
+	struct scenario *s = scenario_b2b("MonitorEnabled = false", "down = 5us-2ms",
+					  "1,0ns,h0,h1,1MiB,\n");
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	assert_string_equal(table_cell(messages(s), 0, "verified"), "true");
+	assert_true(complete_ps(s, 0) > 2000 * US);
+	assert_int_equal(scenario_counter(s, "h1", "qps_created"), 1);
+	assert_int_equal(scenario_counter(s, "h1", "rx_drop_unknown_qp"), 0);
+	scenario_free(s);
+}
+
+/* Issue 9 item 2: the final cumulative ACK lost twice.  The closed record
+ * (§12 rule 11, revised) answers each completion re-request as the open QP
+ * would, so the message completes one re-request period later each time:
+ * after the second, 2 x 2 x InitialAckTimeout after SEND_COMPLETE and a
+ * round trip.  (The first version's record expired at 4 x InitialAckTimeout
+ * after the close, just before the second re-request arrived.) */
+static void test_final_ack_lost_twice(void **state)
+{
+	struct scenario *s =
+	    scenario_b2b(NULL, "drop = h1>h0 ack psn=3 count=2", "1,0ns,h0,h1,16KiB,\n");
+	const struct table *m, *msg;
+	uint64_t send_complete, complete, acks = 0, sacks = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	msg = messages(s);
+	send_complete = table_u64(msg, 0, "send_complete_ps");
+	complete = table_u64(msg, 0, "complete_ps");
+	assert_true(complete > send_complete + 600 * US);
+	assert_true(complete <= send_complete + 600 * US + 3 * US);
+	assert_int_equal(scenario_counter(s, "h0", "completion_rerequests"), 2);
 	m = monitor(s);
-	for (size_t r = 0; r < m->nrows; r++)
-		if (monitor_is(m, r, "h1", "rx", "DATA"))
-			last_rx = table_u64(m, r, "time_ps");
-	assert_true(created > 0);
-	assert_int_equal(reclaimed, last_rx + 8 * 150 * US);
-	assert_int_equal(scenario_counter(s, "h1", "qps_reclaimed"), 1);
+	for (size_t r = 0; r < m->nrows; r++) {
+		acks += monitor_is(m, r, "h1", "tx", "ACK") && table_u64(m, r, "bth_psn") == 3;
+		sacks += monitor_is(m, r, "h1", "tx", "SACK") &&
+			 table_u64(m, r, "sack_drawn_psn") == 3;
+	}
+	assert_int_equal(acks, 3);  /* the last packet's, then one per re-request */
+	assert_int_equal(sacks, 3); /* the same: each carried ACK-request */
 	scenario_free(s);
 }
 
@@ -772,8 +836,10 @@ int main(void)
 	    cmocka_unit_test(test_timeout_value_probed_back),
 	    cmocka_unit_test(test_monitor_qp_error_trigger),
 	    cmocka_unit_test(test_lost_final_ack_rerequest),
-	    cmocka_unit_test(test_max_qps_refused_then_recovered),
-	    cmocka_unit_test(test_idle_receiving_qp_reclaimed),
+	    cmocka_unit_test(test_max_qps_evicts_least_recently_active),
+	    cmocka_unit_test(test_one_qpn_allocator),
+	    cmocka_unit_test(test_outage_longer_than_reclaim),
+	    cmocka_unit_test(test_final_ack_lost_twice),
 	    cmocka_unit_test(test_icrc_adds_four_bytes),
 	    cmocka_unit_test(test_qp_groups_share_one_window),
 	    cmocka_unit_test(test_new_group_when_nothing_open),

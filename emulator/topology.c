@@ -56,6 +56,7 @@ struct loader {
 	char (*ends)[2][TOPO_NAME_MAX]; /* each link's node names as written */
 	bool *link_delay_set;
 	int *ip_line;
+	int *mac_line; /* an external's own `mac`, 0 if none */
 	struct nic_attrs nic_def;
 	struct switch_attrs sw_def;
 	bool failed;
@@ -166,12 +167,14 @@ static void declare_node(struct loader *ld, const char *hdr, enum node_kind kind
 	}
 	t->nodes = grow(t->nodes, t->nnodes, sizeof *t->nodes);
 	ld->ip_line = grow(ld->ip_line, t->nnodes, sizeof *ld->ip_line);
+	ld->mac_line = grow(ld->mac_line, t->nnodes, sizeof *ld->mac_line);
 	struct topo_node *n = &t->nodes[t->nnodes];
 	memset(n, 0, sizeof *n);
 	snprintf(n->name, sizeof n->name, "%s", name);
 	n->kind = kind;
 	n->line = ld->line;
 	ld->ip_line[t->nnodes] = 0;
+	ld->mac_line[t->nnodes] = 0;
 	add_section(ld, SEC_NODE, t->nnodes++);
 }
 
@@ -357,6 +360,60 @@ static void workload_path(struct loader *ld, const struct kv *kv)
 	}
 }
 
+/* "aa:bb:cc:dd:ee:ff", a unicast address other than all zeros. */
+static bool parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	int end = 0;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		   &end) != 6 ||
+	    end != 17 || s[end]) {
+		return false;
+	}
+	for (int i = 0; i < 6; i++) {
+		mac[i] = (uint8_t)v[i];
+	}
+	return !(mac[0] & 1) && (v[0] | v[1] | v[2] | v[3] | v[4] | v[5]);
+}
+
+static bool ifname_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	}
+	return true;
+}
+
+/* "PORT -> IFNAME" or "PORT -> IFNAME@NETNS". */
+static bool parse_mirror(const char *s, struct topo_mirror *m)
+{
+	char name[64], *at;
+	int port, end = 0;
+
+	memset(m, 0, sizeof *m);
+	if (sscanf(s, "%d -> %63s%n", &port, name, &end) != 2 || s[end] || port < 0 ||
+	    port >= TOPO_MAX_PORTS) {
+		return false;
+	}
+	if ((at = strchr(name, '@'))) {
+		*at++ = 0;
+		if (!ifname_ok(at, TOPO_NAME_MAX - 1))
+			return false;
+		snprintf(m->netns, sizeof m->netns, "%s", at);
+	}
+	if (!ifname_ok(name, sizeof m->ifname - 1))
+		return false;
+	snprintf(m->ifname, sizeof m->ifname, "%s", name);
+	m->port = port;
+	return true;
+}
+
 /* A node attribute line, checked against a scratch copy now (so errors come
  * in file order) and applied after every default is known. */
 static void check_node_attr(struct loader *ld, const struct kv *kv, const struct topo_node *n)
@@ -364,12 +421,31 @@ static void check_node_attr(struct loader *ld, const struct kv *kv, const struct
 	struct nic_attrs nic = ld->nic_def;
 	struct switch_attrs sw = ld->sw_def;
 
-	if (n->kind == NODE_SWITCH) {
+	uint8_t mac[6];
+	struct topo_mirror m;
+
+	if (n->kind == NODE_SWITCH && !strcmp(kv->name, "mirror")) {
+		if (!parse_mirror(kv->value, &m)) {
+			fail(ld, kv->line,
+			     "mirror: '%s' is not PORT -> IFNAME[@NETNS] (allowed: a port number, "
+			     "an interface name of 1..15 letters, digits, '-', '_' or '.', a "
+			     "namespace name)",
+			     kv->value);
+		}
+	} else if (n->kind == NODE_SWITCH) {
 		set_or_fail(ld, kv, ATTR_SWITCH, &sw);
 	} else if (n->kind == NODE_NIC || !strcmp(kv->name, "ip")) {
 		set_or_fail(ld, kv, ATTR_NIC, &nic);
+	} else if (!strcmp(kv->name, "mac")) {
+		if (!parse_mac(kv->value, mac)) {
+			fail(ld, kv->line,
+			     "mac: '%s' is not a unicast MAC address (allowed: six hex bytes "
+			     "aa:bb:cc:dd:ee:ff, multicast bit clear, not all zeros)",
+			     kv->value);
+		}
 	} else {
-		fail(ld, kv->line, "%s: unknown attribute of [external] (allowed: ip)", kv->name);
+		fail(ld, kv->line, "%s: unknown attribute of [external] (allowed: ip, mac)",
+		     kv->name);
 	}
 }
 
@@ -428,8 +504,20 @@ static void apply_node_attributes(struct loader *ld)
 			continue;
 		}
 		struct topo_node *n = &t->nodes[s->index];
-		if (n->kind == NODE_SWITCH) {
+		if (n->kind == NODE_SWITCH && !strcmp(kv->name, "mirror")) {
+			if (n->nmirrors == TOPO_MIRROR_MAX) {
+				fail(ld, kv->line, "mirror: more than %d on %s (allowed: %d)",
+				     TOPO_MIRROR_MAX, n->name, TOPO_MIRROR_MAX);
+				break;
+			}
+			struct topo_mirror *m = &n->mirrors[n->nmirrors++];
+			parse_mirror(kv->value, m); /* checked in check_node_attr */
+			m->line = kv->line;
+		} else if (n->kind == NODE_SWITCH) {
 			set_or_fail(ld, kv, ATTR_SWITCH, &n->sw);
+		} else if (!strcmp(kv->name, "mac")) {
+			parse_mac(kv->value, n->mac); /* checked in check_node_attr */
+			ld->mac_line[s->index] = kv->line;
 		} else {
 			set_or_fail(ld, kv, ATTR_NIC, &n->nic);
 			if (!strcmp(kv->name, "ip")) {
@@ -664,6 +752,49 @@ static void assign_macs(struct topology *t)
 	}
 }
 
+/* An external's own MAC must be nobody else's: the switches address
+ * frames to it, and a clash would deliver them to two ports. */
+static void check_macs(struct loader *ld)
+{
+	const struct topology *t = ld->t;
+
+	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
+		for (int j = 0; j < t->nnodes && ld->mac_line[i]; j++) {
+			if (j != i && !memcmp(t->nodes[i].mac, t->nodes[j].mac, 6)) {
+				fail(ld, ld->mac_line[i],
+				     "mac: already %s's address (allowed: a MAC no other node has; "
+				     "nodes without `mac` have 02:00:00:00:HI:LO, their index + 1)",
+				     t->nodes[j].name);
+				break;
+			}
+		}
+	}
+}
+
+/* A mirror copies a port the switch has, once. */
+static void check_mirrors(struct loader *ld)
+{
+	const struct topology *t = ld->t;
+
+	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
+		const struct topo_node *n = &t->nodes[i];
+		for (int k = 0; k < n->nmirrors && !ld->failed; k++) {
+			const struct topo_mirror *m = &n->mirrors[k];
+			if (m->port >= n->nports) {
+				fail(ld, m->line, "mirror: %s has no port %d (allowed: 0..%d)",
+				     n->name, m->port, n->nports - 1);
+			}
+			for (int j = 0; j < k && !ld->failed; j++) {
+				if (n->mirrors[j].port == m->port) {
+					fail(ld, m->line,
+					     "mirror: port %d is already mirrored (line %d)",
+					     m->port, n->mirrors[j].line);
+				}
+			}
+		}
+	}
+}
+
 /* ---- loading ---- */
 
 static void require_nic(struct loader *ld)
@@ -717,6 +848,7 @@ static void loader_free(struct loader *ld)
 	free(ld->ends);
 	free(ld->link_delay_set);
 	free(ld->ip_line);
+	free(ld->mac_line);
 	free(ld->buf);
 }
 
@@ -744,6 +876,7 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	if (!ld.failed) {
 		check_attributes(&ld);
 	}
+	assign_macs(t);
 	if (!ld.failed) {
 		apply_node_attributes(&ld);
 	}
@@ -760,9 +893,14 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 		require_nic(&ld);
 	}
 	if (!ld.failed) {
+		check_macs(&ld);
+	}
+	if (!ld.failed) {
+		check_mirrors(&ld);
+	}
+	if (!ld.failed) {
 		compute_routes(&ld);
 	}
-	assign_macs(t);
 	loader_free(&ld);
 	if (ld.failed) {
 		topology_free(t);

@@ -25,6 +25,16 @@ struct topo_port {
 	int peer_port; /* its port number there */
 };
 
+/* A switch port copied to an interface, both directions, as a tap sees the
+ * link (docs/topology.md, mirror): `mirror = PORT -> IFNAME[@NETNS]`. */
+#define TOPO_MIRROR_MAX 4
+struct topo_mirror {
+	int port;		   /* the switch port copied */
+	int line;		   /* where the file says so */
+	char ifname[16];	   /* the user's end of the mirror veth (IFNAMSIZ) */
+	char netns[TOPO_NAME_MAX]; /* its namespace; "" the launcher's own */
+};
+
 struct topo_node {
 	char name[TOPO_NAME_MAX];
 	enum node_kind kind;
@@ -38,6 +48,8 @@ struct topo_node {
 				 * with config_switch_resolve(&c, port rate) */
 	struct topo_port ports[TOPO_MAX_PORTS];
 	int nports;
+	struct topo_mirror mirrors[TOPO_MIRROR_MAX]; /* switches */
+	int nmirrors;
 };
 
 struct topo_link {

@@ -53,8 +53,9 @@ for _ in $(seq 50); do grep -qs listening "$tmp/tcpdump.err" && break; sleep 0.1
 
 # Four packets of message 7, the receiver's QP not yet known (C flag, the
 # sender's QP 0x300), ACK-request on the last.
-ip netns exec "$ns" /usr/bin/python3 scripts/mrcgen -i p0 --kind data --src 10.0.0.9 \
-	--dst 10.0.0.1 --message 16KiB --msn 7 --msg-index 7 --conn --dqpn 0x300 \
+# Addresses and MACs from the topology: x0's own, and the switch's.
+ip netns exec "$ns" /usr/bin/python3 scripts/mrcgen -i p0 --kind data --topology "$tmp/x.ini" \
+	--from x0 --to h0 --message 16KiB --msn 7 --msg-index 7 --conn --dqpn 0x300 \
 	--ackreq-last >"$tmp/mrcgen.out" 2>&1
 check mrcgen-sent test $? -eq 0 || sed 's/^/# /' "$tmp/mrcgen.out"
 
@@ -74,6 +75,9 @@ wait "$dump"
 dump=
 seen() { tshark -n -X lua_script:$LUA -r "$tmp/x0.pcap" -Y "$1" 2>/dev/null | wc -l; }
 check tap-sees-injected-data test "$(seen 'ip.src == 10.0.0.9 && mrc.opcode >= 0xc6')" -eq 4
+# x0 is node 1 (02:00:00:00:00:02), s0 node 2 (02:00:00:00:00:03).
+check injected-data-has-topology-macs \
+	test "$(seen 'eth.src == 02:00:00:00:00:02 && eth.dst == 02:00:00:00:00:03 && mrc.opcode >= 0xc6')" -eq 4
 check tap-sees-sacks test "$(seen 'ip.src == 10.0.0.1 && mrc.opcode == 0xdc && mrc.dqpn == 0x300')" -eq 4
 check tap-sees-cumulative-ack test "$(seen 'ip.src == 10.0.0.1 && mrc.opcode == 0xd1 && mrc.psn == 3')" -eq 1
 check tap-no-trailer-to-external test "$(seen 'mrc.trailer.stamp')" -eq 0

@@ -299,7 +299,37 @@ static void test_externals_and_delay_rule(void **state)
 	t = topology_load(path, err, sizeof err);
 	unlink(path);
 	assert_null(t);
-	assert_non_null(strstr(err, ":5: MSS: unknown attribute of [external] (allowed: ip)"));
+	assert_non_null(strstr(err, ":5: MSS: unknown attribute of [external] (allowed: ip, mac)"));
+
+	/* An external's own MAC (a generator's or a VM's); others keep theirs. */
+	path = write_temp("[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\n"
+			  "mac = 0A:00:00:00:00:99\n[link h0 x0]\n");
+	t = load_ok(path);
+	unlink(path);
+	assert_mac(&t->nodes[0], "02:00:00:00:00:01");
+	assert_mac(&t->nodes[1], "0a:00:00:00:00:99");
+	topology_free(t);
+	static const char *const bad_macs[] = {"01:00:5e:00:00:01", "00:00:00:00:00:00",
+					       "0a:00:00:00:00", "0a:00:00:00:00:99:", "zz"};
+	for (size_t i = 0; i < sizeof bad_macs / sizeof bad_macs[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text,
+			 "[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\nmac = %s\n"
+			 "[link h0 x0]\n",
+			 bad_macs[i]);
+		path = write_temp(text);
+		t = topology_load(path, err, sizeof err);
+		unlink(path);
+		assert_null(t);
+		assert_non_null(strstr(err, ":5: mac: '"));
+		assert_non_null(strstr(err, "is not a unicast MAC address (allowed: "));
+	}
+	path = write_temp("[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\n"
+			  "mac = 02:00:00:00:00:01\n[link h0 x0]\n");
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	assert_null(t);
+	assert_non_null(strstr(err, ":5: mac: already h0's address"));
 
 	path = write_temp("[nic]\nip = 10.0.0.1\n");
 	t = topology_load(path, err, sizeof err);

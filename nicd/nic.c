@@ -82,14 +82,6 @@ void nic_free(struct nic *nic)
 	free(nic);
 }
 
-static void doorbell_start(void *arg, ps_t now)
-{
-	struct nic_qp_send *sq = arg;
-
-	sq->started = true;
-	nic_qp_update(sq->nic, sq);
-	nic_tx_pass(sq->nic, now);
-}
 
 /* Segments live in a ring that covers the PSN window (or the message, when
  * shorter). */
@@ -107,7 +99,7 @@ static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
 
 /* Seed, Queue pairs and messages: the doorbell creates the sending side and
  * queues the message in one step; the group joins the ready list and the
- * transmit process starts 15 ns later. */
+ * transmit process starts 15 ns later (§12 rule 19). */
 bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id, ps_t now)
 {
 	struct nic_qp_send *sq;
@@ -141,7 +133,10 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	nic->open_msgs++;
 	nic_event(nic, now, "QP_CREATED", sq->qpn, dst_ip, 0, msg_id, bytes);
 	nic_event(nic, now, "MSG_POSTED", sq->qpn, dst_ip, 0, msg_id, bytes);
-	events_schedule(nic->ev, now + 15 * PS_PER_NS, doorbell_start, sq);
+	/* §12 rule 19: the QP joins its group's turn order at the doorbell, so
+	 * messages posted together take turns from their first packets. */
+	nic_qp_update(nic, sq);
+	nic_tx_kick(nic, now + 15 * PS_PER_NS);
 	return true;
 }
 
@@ -173,27 +168,32 @@ void nic_receive(struct nic *nic, struct pkt *p, ps_t now)
 	} else if (p->dst_ip != nic->ip) {
 		nic->c.rx_drop_not_for_us++;
 	} else {
+		/* §12 rule 18: the transmit pass runs again on a cumulative ACK,
+		 * a SACK (PR = 0) and a NACK; data, probes and probe answers do
+		 * not retry a pass the egress pool blocked. */
+		bool retry = false;
 		switch (wire_kind_of(p->opcode)) {
 		case WIRE_KIND_DATA:
 			nic_rx_data(nic, p, now);
 			break;
 		case WIRE_KIND_ACK:
 			nic_rx_ack(nic, p, now);
+			retry = true;
 			break;
 		case WIRE_KIND_SACK:
+			retry = !p->u.sack.seth.pr;
 			nic_rx_sack(nic, p, now);
 			break;
 		case WIRE_KIND_NACK:
 			nic_rx_nack(nic, p, now);
+			retry = true;
 			break;
 		case WIRE_KIND_PROBE:
 			answer_probe(nic, p, now);
 			break;
 		}
-		/* Seed: the transmit pass tries again on every ACK, SACK and
-		 * NACK; a data packet may have opened nothing, which costs a
-		 * look at the head of the list. */
-		nic_tx_pass(nic, now);
+		if (retry)
+			nic_tx_pass(nic, now);
 	}
 	pkt_put(nic->pool, p);
 }

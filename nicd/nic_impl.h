@@ -105,7 +105,6 @@ struct nic_qp_send {
 
 	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
 	bool rcv_units_seen;
-	bool started; /* 15 ns after the doorbell */
 	bool send_complete, error;
 	uint64_t retransmissions;
 	events_id rerequest;
@@ -131,7 +130,8 @@ struct nic_qp_recv {
 	bool last_known;
 	uint32_t coalesce;  /* bytes counted since the last SACK (§12 r5) */
 	uint32_t rcv_units; /* CC_STATE received bytes, 256-byte units */
-	bool ar_in_gap;	    /* an ACK-request arrived while a gap was open */
+	uint64_t ar_mark;   /* gaps below it were open at an ACK-request */
+	bool ar_marked;	    /* (§12 rule 17) */
 	bool recv_complete;
 
 	uint64_t msg_id; /* from RETH VA: the sender's message index */

@@ -28,14 +28,29 @@ void nic_pcie_destroy(struct nic *nic)
 	ring64_free(&nic->pcie.writing);
 }
 
-/* A transfer of B bytes is cut into TLPs of at most PcieMaxPayload bytes,
- * each costing its bytes plus PcieTlpOverhead (docs/protocol.md §7). */
-ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes)
+/* TLPs of `bytes` bytes in all, each costing its bytes plus PcieTlpOverhead
+ * (docs/protocol.md §7). */
+static ps_t tlp_time(const struct nic *nic, uint64_t bytes, uint64_t tlps)
 {
-	uint64_t tlps = bytes ? (bytes + nic->a.pcie_max_payload - 1) / nic->a.pcie_max_payload : 1;
 	double cost = (double)bytes + (double)tlps * nic->a.pcie_tlp_overhead;
 
 	return (ps_t)llround(cost / nic->pcie.bytes_per_ps);
+}
+
+/* A completion or a write of B bytes is cut into TLPs of at most
+ * PcieMaxPayload bytes (docs/protocol.md §7). */
+ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes)
+{
+	uint64_t tlps = bytes ? (bytes + nic->a.pcie_max_payload - 1) / nic->a.pcie_max_payload : 1;
+
+	return tlp_time(nic, bytes, tlps);
+}
+
+/* §12 rule 20: a read request is one TLP, ReadRequestSize bytes plus one
+ * overhead, whatever its size. */
+static ps_t read_request_time(const struct nic *nic)
+{
+	return tlp_time(nic, nic->a.read_request_size, 1);
 }
 
 static void fetch_done(void *arg, ps_t now)
@@ -51,7 +66,7 @@ void nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, p
 {
 	struct nic_pcie *pc = &nic->pcie;
 	ps_t req_start = now > pc->n2h_free ? now : pc->n2h_free;
-	ps_t req_end = req_start + nic_pcie_time(nic, nic->a.read_request_size);
+	ps_t req_end = req_start + read_request_time(nic);
 	ps_t cpl_start = req_end > pc->h2n_free ? req_end : pc->h2n_free;
 
 	pc->n2h_free = req_end;

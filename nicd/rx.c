@@ -129,6 +129,18 @@ static void rx_trimmed(struct nic *nic, struct nic_qp_recv *rq, const struct pkt
 			      now);
 }
 
+/* §12 rule 17: a gap is a maximal run of missing PSNs below the highest
+ * received; does the arrival of idx fill the last missing PSN of a gap
+ * that was open when a packet with the ACK-request flag arrived?  Asked
+ * before the arrival is recorded. */
+static bool closes_marked_gap(const struct nic_qp_recv *rq, uint64_t idx)
+{
+	if (!rq->ar_marked || !rq->nheld || idx < rq->next_expected || idx >= rq->ar_mark ||
+	    held_get(rq, idx))
+		return false;
+	return (idx == rq->next_expected || held_get(rq, idx - 1)) && held_get(rq, idx + 1);
+}
+
 /* Seed, Cumulative and Selective acknowledgements: which answers a data
  * packet in the window draws; the cumulative ACK goes first (§12 rule 3). */
 static void answer(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p, uint64_t idx,
@@ -142,12 +154,13 @@ static void answer(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p,
 	rq->coalesce += p->payload_len > 1024 ? p->payload_len : 1024;
 	if (rq->coalesce > 4095)
 		sack = true;
-	if (gap_closed && rq->ar_in_gap) {
+	if (gap_closed)
 		sack = true;
-		rq->ar_in_gap = false;
+	/* §12 rule 17: every gap open now is marked for a SACK when it closes. */
+	if (ar && rq->nheld && (!rq->ar_marked || rq->highest_held > rq->ar_mark)) {
+		rq->ar_mark = rq->highest_held;
+		rq->ar_marked = true;
 	}
-	if (ar && rq->nheld)
-		rq->ar_in_gap = true;
 	if (ar || completed)
 		nic_send_cack(nic, rq, now);
 	if (sack)
@@ -193,7 +206,7 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 	uint32_t len = wire_len(p);
 	bool ctl = control_class(nic, p->dscp);
 	struct nic_qp_recv *rq;
-	bool created, had_gap, completed;
+	bool created, gap_closed, completed;
 	int64_t d;
 	uint64_t idx;
 
@@ -230,7 +243,7 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 		return;
 	}
 	idx = rq->next_expected + d;
-	had_gap = rq->nheld > 0;
+	gap_closed = closes_marked_gap(rq, idx);
 	nic_recv_touch(nic, rq, now);
 	if (!track_order(nic, rq, idx)) {
 		nic_ingress_release(nic, len, ctl);
@@ -247,7 +260,9 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 	completed = !rq->recv_complete && rq->last_known && rq->next_expected > rq->last_idx;
 	if (completed)
 		recv_complete(nic, rq, now);
-	answer(nic, rq, p, idx, completed, had_gap && !rq->nheld, now);
+	if (rq->ar_marked && rq->next_expected > rq->ar_mark)
+		rq->ar_marked = false; /* every marked gap has closed */
+	answer(nic, rq, p, idx, completed, gap_closed, now);
 	if (completed)
 		nic_recv_close(nic, rq, now);
 }

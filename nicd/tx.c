@@ -41,7 +41,7 @@ static bool psn_window_open(const struct nic *nic, const struct nic_qp_send *sq)
 
 bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq)
 {
-	if (sq->error || !sq->started)
+	if (sq->error)
 		return false;
 	return qp_has_rtx(sq) || (sq->next_fetch < sq->npkts && psn_window_open(nic, sq));
 }

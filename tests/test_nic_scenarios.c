@@ -146,6 +146,85 @@ static void test_narrow_pcie_sets_the_pace(void **state)
 	scenario_free(s);
 }
 
+/* Issue 9 item 7, §12 rule 20: a read request is one TLP whatever its
+ * size; only completions are cut at PcieMaxPayload.  A 4 KiB message with
+ * 1,024-byte read requests completes at 15 ns + one 1,024-byte TLP + the
+ * 4,096-byte completion (8 TLPs) + the packet + 1 µs + the ACK + 1 µs (the
+ * first version charged the request as 2 TLPs). */
+static void test_read_request_is_one_tlp(void **state)
+{
+	struct scenario *s = scenario_b2b("ReadRequestSize = 1024", NULL, "1,0ns,h0,h1,4KiB,\n");
+	ps_t expect = 15 * NS + pcie_ps(1024, 1, 16) + pcie_ps(4096, 8, 16) + SER(DATA_WIRE) + US +
+		      SER(62) + US;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	assert_int_equal(complete_ps(s, 0), expect);
+	scenario_free(s);
+}
+
+/* Issue 9 item 3, §12 rule 19: a QP joins its group's turn order at its
+ * doorbell, and the group sends one packet per turn from the next QP in
+ * that order: two messages posted to one peer at 0 ns alternate from their
+ * first packets (m1 P0, m2 P0, m1 P1, ...) and complete within one packet
+ * time of each other (the first version sent message 1's first 91 packets
+ * first: completions 37.2 and 44.8 µs). */
+static void test_messages_posted_together_take_turns(void **state)
+{
+	struct scenario *s = scenario_b2b(NULL, NULL, "1,0ns,h0,h1,1MiB,\n2,0ns,h0,h1,1MiB,\n");
+	const struct table *m;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows && n < 512; r++) {
+		if (!monitor_is(m, r, "h0", "tx", "DATA"))
+			continue;
+		assert_int_equal(table_u64(m, r, "local_qpn"), 0x100 + n % 2);
+		assert_int_equal(table_u64(m, r, "bth_psn"), n / 2);
+		n++;
+	}
+	assert_int_equal(n, 512);
+	assert_true(complete_ps(s, 1) > complete_ps(s, 0));
+	assert_true(complete_ps(s, 1) - complete_ps(s, 0) <= SER(DATA_WIRE));
+	scenario_free(s);
+}
+
+/* Issue 9 item 4, §12 rule 18: a pass the egress pool blocked is retried
+ * only on the seed's triggers.  h0's pool holds one packet and no ACK or
+ * SACK reaches it, so each packet is fetched 15 ns after the previous one
+ * left (the pool drained to half or less): packet k leaves at 15 ns +
+ * fetch + k x (fetch + packet + 15 ns) + packet.  h1's data packets, which
+ * h0's full ingress pool drops, arrive throughout and must not start a
+ * pass early (the first version retried on every frame, and sent 57 of
+ * the 64 packets early here). */
+static void test_blocked_pass_retried_only_on_triggers(void **state)
+{
+	struct scenario *s = scenario_b2b_nodes(
+	    "ExponentialRetryCount = 0", "EgressDataPoolSize = 4174\nIngressDataPoolSize = 1",
+	    NULL, "drop = h1>h0 ack count=all, h1>h0 sack count=all",
+	    "1,0ns,h0,h1,256KiB,\n2,20ns,h1,h0,256KiB,\n");
+	ps_t fetch = pcie_ps(64, 1, 16) + pcie_ps(4096, 8, 16);
+	const struct table *m;
+	uint64_t k = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 1);
+	assert_true(scenario_counter(s, "h0", "rx_drop_ingress_full") >= 64);
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows; r++) {
+		if (!monitor_is(m, r, "h0", "tx", "DATA") || table_u64(m, r, "tx_count") != 1)
+			continue;
+		assert_int_equal(table_u64(m, r, "time_ps"),
+				 15 * NS + fetch + k * (fetch + SER(DATA_WIRE) + 15 * NS) +
+				     SER(DATA_WIRE));
+		k++;
+	}
+	assert_int_equal(k, 64);
+	scenario_free(s);
+}
+
 /* ---- the PSN window ------------------------------------------------------ */
 
 /* Seed, Segmentation: at most MaxPSNRange packets beyond the cumulative PSN.
@@ -825,6 +904,9 @@ int main(void)
 	    cmocka_unit_test(test_run_drains_the_links),
 	    cmocka_unit_test(test_window_never_binds_one_ack),
 	    cmocka_unit_test(test_narrow_pcie_sets_the_pace),
+	    cmocka_unit_test(test_read_request_is_one_tlp),
+	    cmocka_unit_test(test_messages_posted_together_take_turns),
+	    cmocka_unit_test(test_blocked_pass_retried_only_on_triggers),
 	    cmocka_unit_test(test_psn_window_binds),
 	    cmocka_unit_test(test_sack_gap_needs_513_later_packets),
 	    cmocka_unit_test(test_sack_gap_zero_is_immediate),

@@ -18,20 +18,26 @@ override LDFLAGS += $(SANITIZE)
 # The libraries we use (docs/architecture.md, Dependencies).  libev has no
 # pkg-config file.  When something is missing, scripts/install-deps puts it
 # there first, so a fresh Debian machine needs only `make test`.
-PKGS := libpcap inih cmocka
+PKGS := libpcap inih cmocka libprotobuf-c
 DEPS_OK := $(shell ./scripts/install-deps --check && echo yes)
 ifneq ($(DEPS_OK),yes)
   $(info mrcemu: installing missing dependencies with scripts/install-deps)
   $(shell ./scripts/install-deps >&2)
 endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs libpcap inih 2>/dev/null) -lev -lm
+PKG_LIBS   := $(shell pkg-config --libs libpcap inih libprotobuf-c 2>/dev/null) -lev -lm
 CMOCKA     := $(shell pkg-config --libs cmocka 2>/dev/null)
 override CFLAGS += $(PKG_CFLAGS)
 
+# The Chakra schema (proto/chakra.proto), compiled by protoc-c into
+# $(BUILD)/gen: generated code is built, never committed.
+GEN      := $(BUILD)/gen
+PROTO_H  := $(GEN)/chakra.pb-c.h
+override CFLAGS += -I$(GEN)
+
 MAINS    := emulator/mrcemu.c nicd/main.c switchd/main.c
 LIB_SRCS := $(filter-out $(MAINS),$(wildcard emulator/*.c nicd/*.c switchd/*.c pcap/*.c))
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/chakra.pb-c.o
 LIB      := $(BUILD)/libmrcemu.a
 
 BINS     := $(BUILD)/mrcemu $(if $(wildcard nicd/main.c),$(BUILD)/nicd) \
@@ -49,7 +55,16 @@ Q := $(if $(V),,@)
 .SECONDARY: # keep test objects between builds
 all: $(BINS) $(TESTS) $(TOOLS)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(GEN)/chakra.pb-c.c $(PROTO_H) &: proto/chakra.proto
+	@mkdir -p $(GEN)
+	$(if $(Q),@echo "  PROTOC  $<")
+	$(Q)protoc-c --c_out=$(GEN) -Iproto $<
+$(BUILD)/obj/gen/chakra.pb-c.o: $(GEN)/chakra.pb-c.c
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

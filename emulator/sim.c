@@ -16,6 +16,8 @@
 #include "../nicd/nic.h"
 #include "../pcap/capture.h"
 #include "../switchd/switch.h"
+#include "chakra.h"
+#include "chakra_exec.h"
 #include "driver.h"
 #include "events.h"
 #include "hmap.h"
@@ -68,8 +70,12 @@ struct sim {
 	struct pkt_pool pool;
 	struct sim_node *nodes;
 	struct driver driver;
+	bool chakra; /* [workload] chakra: the trace drives the NICs */
+	struct chakra_trace trace;
+	struct chakra_exec cx;
 	struct nic_records rec;
 	struct csv *messages;
+	struct csv *chakra_nodes; /* chakra.csv */
 	struct csv *switch_stats;
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
@@ -173,12 +179,27 @@ static struct nic *nic_of(void *ctx, int node)
 
 static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *i, ps_t now)
 {
-	driver_completion(&((struct sim_node *)ctx)->sim->driver, what, i, now);
+	struct sim_node *n = ctx;
+
+	if (n->sim->chakra)
+		chakra_exec_completion(&n->sim->cx, n->index, what, i, now);
+	else
+		driver_completion(&n->sim->driver, what, i, now);
 }
 
 static void failed(void *ctx, const struct nic_msg_info *i, ps_t now)
 {
-	driver_failed(&((struct sim_node *)ctx)->sim->driver, i, now);
+	struct sim_node *n = ctx;
+
+	if (n->sim->chakra)
+		chakra_exec_failed(&n->sim->cx, n->index, i, now);
+	else
+		driver_failed(&n->sim->driver, i, now);
+}
+
+static bool workload_done(const struct sim *s)
+{
+	return s->chakra ? chakra_exec_done(&s->cx) : driver_done(&s->driver);
 }
 
 /* ---- building the engines ----------------------------------------------- */
@@ -351,6 +372,8 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 		    open_record(dir, "switch-stats.csv", SW_STATS_HEADER, report, &ok);
 	if (ok)
 		s->messages = open_record(dir, "messages.csv", DRIVER_MESSAGES_HEADER, report, &ok);
+	if (ok && s->chakra)
+		s->chakra_nodes = open_record(dir, "chakra.csv", CHAKRA_CSV_HEADER, report, &ok);
 	return ok;
 }
 
@@ -366,11 +389,40 @@ static uint64_t sw_get(const void *sw, const char *name)
 	return sw_counter(sw, name);
 }
 
+/* A Chakra run's messages, its waiting nodes, and its summary lines. */
+static void summarize_chakra(struct sim *s, struct sim_result *r, FILE *report)
+{
+	ps_t *fct = calloc(s->cx.sends + 1, sizeof(ps_t));
+	size_t n = 0;
+	FILE *f;
+
+	chakra_exec_count(&s->cx, &r->o.messages, &r->o.completed, &r->o.failed,
+			  &r->o.unverified, fct, &n);
+	if (fct)
+		outcome_fct(&r->o, fct, n);
+	free(fct);
+	r->chakra_done = chakra_exec_done(&s->cx);
+	if (!r->chakra_done)
+		chakra_exec_report(&s->cx, report);
+	f = fmemopen(r->chakra_summary, sizeof(r->chakra_summary) - 1, "w");
+	if (f) {
+		chakra_exec_summary(&s->cx, f);
+		fclose(f);
+	}
+	chakra_exec_write_nodes(&s->cx, s->chakra_nodes);
+	chakra_exec_write_messages(&s->cx, s->messages);
+}
+
 static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 {
 	ps_t *fct = calloc(s->w.count ? s->w.count : 1, sizeof(ps_t));
 	size_t n = 0;
 
+	if (s->chakra) {
+		free(fct);
+		fct = NULL;
+		summarize_chakra(s, r, report);
+	}
 	for (size_t i = 0; i < s->w.count; i++) {
 		const struct driver_msg *m = &s->driver.msgs[i];
 		r->o.completed += m->done;
@@ -379,7 +431,8 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 		if (m->done && fct)
 			fct[n++] = m->complete - m->posted;
 	}
-	driver_report(&s->driver, report);
+	if (!s->chakra)
+		driver_report(&s->driver, report);
 	if (fct)
 		outcome_fct(&r->o, fct, n);
 	free(fct);
@@ -416,7 +469,8 @@ static void progress(struct sim *s, bool last)
 		s->progress_at = now + every;
 	fprintf(stderr, "\r  virtual %s  messages %llu/%llu  events %llu%s",
 		time_format(events_now(s->q), t, sizeof(t)),
-		(unsigned long long)s->driver.sends_finished, (unsigned long long)s->driver.sends,
+		(unsigned long long)(s->chakra ? s->cx.sends_finished : s->driver.sends_finished),
+		(unsigned long long)(s->chakra ? s->cx.sends : s->driver.sends),
 		(unsigned long long)events_executed(s->q), last ? "\n" : "");
 }
 
@@ -425,7 +479,7 @@ static void progress(struct sim *s, bool last)
  * a fabric run (scripts/bench-fabric). */
 static void run_loop(struct sim *s, ps_t until, bool *capped)
 {
-	for (uint64_t n = 1; !driver_done(&s->driver); n++) {
+	for (uint64_t n = 1; !workload_done(s); n++) {
 		if ((n & 0xFFFF) == 0)
 			progress(s, false);
 		if (!until) {
@@ -484,6 +538,10 @@ static void sim_free(struct sim *s)
 		free(n->links);
 	}
 	driver_destroy(&s->driver);
+	if (s->chakra) {
+		chakra_exec_destroy(&s->cx);
+		chakra_free(&s->trace);
+	}
 	free(s->nodes);
 	if (s->q)
 		events_free(s->q);
@@ -496,7 +554,7 @@ static bool close_records(struct sim *s)
 {
 	bool ok = true;
 	struct csv *all[] = {s->rec.stats, s->rec.events, s->rec.monitor,
-			     s->rec.cc,	   s->messages,	  s->switch_stats};
+			     s->rec.cc,	   s->messages,	  s->switch_stats, s->chakra_nodes};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i] && !csv_close(all[i]))
@@ -519,6 +577,12 @@ static bool sim_load(struct sim *s, const struct sim_options *o, FILE *report)
 		fprintf(report, "%s\n", err);
 		return false;
 	}
+	/* Every rank's file is read and checked before anything starts. */
+	if (s->t->chakra[0] && !chakra_load(s->t, &s->trace, err, sizeof(err))) {
+		fprintf(report, "%s\n", err);
+		return false;
+	}
+	s->chakra = s->t->chakra[0] != 0;
 	return true;
 }
 
@@ -545,11 +609,15 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 		if (!build_node(&s, i, r->outdir, report))
 			goto out;
 	connect_wires(&s);
-	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s)) {
+	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s) ||
+	    (s.chakra && !chakra_exec_init(&s.cx, s.t, &s.trace, s.q, nic_of, &s))) {
 		fprintf(report, "mrcemu: out of memory\n");
 		goto out;
 	}
-	driver_start(&s.driver);
+	if (s.chakra)
+		chakra_exec_start(&s.cx);
+	else
+		driver_start(&s.driver);
 	run_loop(&s, o->until ? o->until : s.t->emu.until, &r->capped);
 	if (driver_done(&s.driver))
 		drain(&s, o->until ? o->until : s.t->emu.until);
@@ -562,8 +630,11 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	r->events = events_executed(s.q);
 	r->o.messages = s.w.count;
 	summarize(&s, r, report);
-	driver_write_messages(&s.driver, s.messages);
-	rc = r->o.completed == r->o.messages && !r->o.unverified ? 0 : 1;
+	if (!s.chakra)
+		driver_write_messages(&s.driver, s.messages);
+	rc = r->o.completed == r->o.messages && !r->o.unverified && (!s.chakra || r->chakra_done)
+		 ? 0
+		 : 1;
 out:
 	if (!close_records(&s))
 		rc = 2;
@@ -577,6 +648,7 @@ void sim_print_summary(const struct sim_result *r, FILE *out)
 	char d[32];
 
 	outcome_print(&r->o, out);
+	fputs(r->chakra_summary, out);
 	fprintf(out, "virtual time: %s  events: %llu  cpu: %.3f s\nrecords: %s/\n",
 		time_format(r->end, d, 32), (unsigned long long)r->events, r->cpu_seconds,
 		r->outdir);

@@ -33,6 +33,8 @@ struct sim_result {
 	bool capped; /* stopped at SIM_DEFAULT_LIMIT */
 	double cpu_seconds;
 	char outdir[4096];
+	bool chakra_done;	  /* a Chakra trace: every node finished */
+	char chakra_summary[4096]; /* its lines: rank finish times, critical path */
 };
 
 /* Run the simulation.  Returns 0 when every message completed verified, 1

@@ -336,27 +336,130 @@ static void set_or_fail(struct loader *ld, const struct kv *kv, enum attr_scope 
 	}
 }
 
-static void workload_path(struct loader *ld, const struct kv *kv)
+/* A path of [workload], relative to the topology's folder. */
+static void workload_set_path(struct loader *ld, const struct kv *kv, char *into, size_t len,
+			      const char *allowed)
 {
 	struct topology *t = ld->t;
 	int n;
 
-	if (strcmp(kv->name, "file")) {
-		fail(ld, kv->line, "%s: unknown attribute of [workload] (allowed: file)", kv->name);
-		return;
-	}
 	if (!kv->value[0]) {
-		fail(ld, kv->line, "file: needs a value (allowed: a CSV path)");
+		fail(ld, kv->line, "%s: needs a value (allowed: %s)", kv->name, allowed);
 		return;
 	}
 	if (kv->value[0] == '/') {
-		n = snprintf(t->workload, sizeof t->workload, "%s", kv->value);
+		n = snprintf(into, len, "%s", kv->value);
 	} else {
-		n = snprintf(t->workload, sizeof t->workload, "%s/%s", t->dir, kv->value);
+		n = snprintf(into, len, "%s/%s", t->dir, kv->value);
 	}
-	if (n < 0 || (size_t)n >= sizeof t->workload) {
-		fail(ld, kv->line, "file: path too long (allowed: %zu characters)",
-		     sizeof t->workload - 1);
+	if (n < 0 || (size_t)n >= len) {
+		fail(ld, kv->line, "%s: path too long (allowed: %zu characters)", kv->name,
+		     len - 1);
+	}
+}
+
+/* `ranks = h0 h1 ...`: Chakra rank i runs on the i-th NIC named. */
+static void workload_ranks(struct loader *ld, const struct kv *kv)
+{
+	struct topology *t = ld->t;
+	char *v = strdup(kv->value), *save = NULL;
+
+	for (char *tok = strtok_r(v, " \t", &save); tok && !ld->failed;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		int node = topology_find(t, tok);
+		if (node < 0 || t->nodes[node].kind != NODE_NIC) {
+			fail(ld, kv->line, "ranks: '%s' is not a NIC of this topology (allowed: NIC names)",
+			     tok);
+			break;
+		}
+		for (int r = 0; r < t->nranks; r++) {
+			if (t->ranks[r] == node) {
+				fail(ld, kv->line, "ranks: %s is named twice (allowed: one rank a NIC)",
+				     tok);
+			}
+		}
+		t->ranks = grow(t->ranks, t->nranks, sizeof *t->ranks);
+		t->ranks[t->nranks++] = node;
+	}
+	if (!ld->failed && !t->nranks) {
+		fail(ld, kv->line, "ranks: needs a value (allowed: NIC names, rank 0 first)");
+	}
+	free(v);
+}
+
+/* [workload] <Collective>Algorithm (docs/chakra.md, Collectives): the
+ * values are enum chakra_algo's (1 ring, 2 direct, 3 binary tree), by
+ * CollectiveCommType. */
+static const struct {
+	const char *name;
+	int type;
+	const char *values[4];
+} coll_algos[] = {
+    {"AllReduceAlgorithm", 0, {"", "ring", "direct", NULL}},
+    {"ReduceAlgorithm", 1, {"", "ring", NULL, "tree"}},
+    {"AllGatherAlgorithm", 2, {"", "ring", "direct", NULL}},
+    {"BroadcastAlgorithm", 5, {"", "ring", NULL, "tree"}},
+    {"ReduceScatterAlgorithm", 7, {"", "ring", "direct", NULL}},
+};
+
+static bool workload_algo(struct loader *ld, const struct kv *kv)
+{
+	for (size_t i = 0; i < sizeof coll_algos / sizeof coll_algos[0]; i++) {
+		if (strcmp(kv->name, coll_algos[i].name)) {
+			continue;
+		}
+		for (int v = 1; v < 4; v++) {
+			if (coll_algos[i].values[v] && !strcmp(kv->value, coll_algos[i].values[v])) {
+				ld->t->coll_algo[coll_algos[i].type] = (uint8_t)v;
+				return true;
+			}
+		}
+		fail(ld, kv->line, "%s: '%s' is not an algorithm of it (allowed: ring, %s)",
+		     kv->name, kv->value, coll_algos[i].values[2] ? "direct" : "tree");
+		return true;
+	}
+	return false;
+}
+
+static void workload_path(struct loader *ld, const struct kv *kv)
+{
+	struct topology *t = ld->t;
+
+	if (workload_algo(ld, kv)) {
+		return;
+	} else if (!strcmp(kv->name, "file")) {
+		workload_set_path(ld, kv, t->workload, sizeof t->workload, "a CSV path");
+	} else if (!strcmp(kv->name, "chakra")) {
+		workload_set_path(ld, kv, t->chakra, sizeof t->chakra,
+				  "DIR/NAME of Chakra traces NAME.<rank>.et");
+	} else if (!strcmp(kv->name, "ranks")) {
+		workload_ranks(ld, kv);
+	} else {
+		fail(ld, kv->line,
+		     "%s: unknown attribute of [workload] (allowed: file, chakra, ranks, "
+		     "AllReduceAlgorithm, ReduceScatterAlgorithm, AllGatherAlgorithm, "
+		     "BroadcastAlgorithm, ReduceAlgorithm)",
+		     kv->name);
+	}
+	if (!ld->failed && t->workload[0] && t->chakra[0]) {
+		fail(ld, kv->line, "%s: file and chakra are both set (allowed: one workload)",
+		     kv->name);
+	}
+}
+
+/* Without `ranks`, Chakra rank i is the i-th NIC in topology order. */
+static void default_ranks(struct loader *ld)
+{
+	struct topology *t = ld->t;
+
+	if (t->nranks) {
+		return;
+	}
+	for (int i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].kind == NODE_NIC) {
+			t->ranks = grow(t->ranks, t->nranks, sizeof *t->ranks);
+			t->ranks[t->nranks++] = i;
+		}
 	}
 }
 
@@ -901,6 +1004,9 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	if (!ld.failed) {
 		compute_routes(&ld);
 	}
+	if (!ld.failed) {
+		default_ranks(&ld);
+	}
 	loader_free(&ld);
 	if (ld.failed) {
 		topology_free(t);
@@ -916,6 +1022,7 @@ void topology_free(struct topology *t)
 		free(t->links);
 		free(t->route_ports);
 		free(t->route_count);
+		free(t->ranks);
 		free(t);
 	}
 }

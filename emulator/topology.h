@@ -59,6 +59,8 @@ struct topo_link {
 	struct link_attrs attrs;
 };
 
+#define TOPO_COLL_TYPES 10 /* Chakra's CollectiveCommType values */
+
 struct topology {
 	char path[4096]; /* the file, as given */
 	char dir[4096];	 /* its folder, for relative paths */
@@ -68,6 +70,12 @@ struct topology {
 	struct topo_link *links;
 	int nlinks;
 	char workload[4096]; /* resolved path, "" if none */
+	char chakra[4096];   /* Chakra traces DIR/NAME (NAME.<rank>.et), "" if none */
+	int *ranks;	     /* Chakra rank -> NIC node index ([workload] ranks) */
+	int nranks;
+	/* [workload] <Collective>Algorithm, by CollectiveCommType (chakra.h,
+	 * enum chakra_algo); 0 = the collective's default. */
+	uint8_t coll_algo[TOPO_COLL_TYPES];
 
 	/* Routes, computed by topology_routes(): for switch s and destination
 	 * NIC d, the ECMP set of egress ports on every shortest path. */

@@ -103,6 +103,32 @@ static void rank_path(const struct topology *t, int rank, char *buf, size_t len)
 	snprintf(buf, len, "%s.%d.et", t->chakra, rank);
 }
 
+/* The first rank beyond the topology's: its file and first node. */
+static bool no_nic(const struct topology *t, int nranks, char *err, size_t errlen)
+{
+	struct chakra_rank r;
+	char path[4200], why[512];
+	int k;
+
+	rank_path(t, t->nranks, path, sizeof(path));
+	if (chakra_read(path, t->nranks, nranks, &r, why, sizeof(why)) && r.nnodes)
+		k = snprintf(err, errlen, "%s: node %" PRIu64 " (%s): ", path, r.nodes[0].id,
+			     r.nodes[0].name);
+	else
+		k = snprintf(err, errlen, "%s: ", path);
+	if (k >= 0 && (size_t)k < errlen)
+		snprintf(err + k, errlen - (size_t)k,
+			 "rank %d has no NIC (%s maps %d ranks: [workload] ranks, or its NICs "
+			 "in order)",
+			 t->nranks, t->path, t->nranks);
+	for (uint32_t i = 0; i < r.nnodes; i++) {
+		free(r.nodes[i].name);
+		free(r.nodes[i].deps);
+	}
+	free(r.nodes);
+	return false;
+}
+
 /* NAME.<rank>.et in DIR: ranks 0..n-1, each with its file. */
 static bool count_ranks(const struct topology *t, int *nranks, char *err, size_t errlen)
 {
@@ -140,13 +166,8 @@ static bool count_ranks(const struct topology *t, int *nranks, char *err, size_t
 		fclose(f);
 	}
 	*nranks = (int)max + 1;
-	if (*nranks > t->nranks) {
-		rank_path(t, t->nranks, path, sizeof(path));
-		return fail(err, errlen,
-			    "%s: rank %d has no NIC (%s maps %d ranks: [workload] ranks, or its "
-			    "NICs in order)",
-			    path, t->nranks, t->path, t->nranks);
-	}
+	if (*nranks > t->nranks)
+		return no_nic(t, *nranks, err, errlen);
 	return true;
 }
 

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "time.h"
 #include "topology.h"
@@ -115,6 +116,29 @@ void chakra_free(struct chakra_trace *tr);
 
 /* The rank running on topology node `node`, or -1. */
 int chakra_rank_of(const struct topology *t, int node);
+
+/* ---- writing (chakra_write.c): `mrcemu export chakra`, tests ---------------- */
+
+/* A node to write: the attributes mrcemu reads, as int64 values. */
+struct chakra_spec {
+	uint64_t id;
+	const char *name;
+	enum chakra_type type;
+	const uint64_t *deps; /* written as ctrl_deps */
+	size_t ndeps;
+	uint64_t duration_us; /* COMP */
+	uint64_t bytes;	      /* comm_size (SEND, RECV, COLL) */
+	int peer;	      /* comm_dst of a SEND, comm_src of a RECV */
+	uint64_t tag;	      /* comm_tag of a SEND or RECV */
+	enum chakra_coll coll;
+};
+
+/* A rank's file: the GlobalMetadata (schema version "0.0.4", as ASTRA-sim's
+ * examples), then nodes, each length-delimited.  NULL on error (errno). */
+FILE *chakra_write_open(const char *path);
+bool chakra_write_node(FILE *f, const struct chakra_spec *n);
+/* Any message, length-delimited (tests write malformed streams with it). */
+bool chakra_write_raw(FILE *f, const uint8_t *msg, size_t len);
 
 /* ---- internal to chakra*.c --------------------------------------------------- */
 

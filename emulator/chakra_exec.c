@@ -143,6 +143,7 @@ static void node_finish(struct cx_node *n, ps_t now)
 		struct cx_node *d = &rk->nodes[rk->dep_list[e]];
 		if (--d->deps_left == 0) {
 			note_via(d, rk->r->rank, n->i);
+			rk->x->pending++;
 			events_schedule(rk->x->q, now, node_start, d);
 		}
 	}
@@ -150,6 +151,7 @@ static void node_finish(struct cx_node *n, ps_t now)
 
 static void finish_event(void *arg, ps_t now)
 {
+	((struct cx_node *)arg)->rk->x->pending--;
 	node_finish(arg, now);
 }
 
@@ -162,6 +164,7 @@ static void post(struct cx_rank *rk, uint32_t which, ps_t now)
 
 	s->begun = true;
 	s->begin = now;
+	x->posted++;
 	/* The seed's Chakra workload: a new QP for every message. */
 	if (!nic_post_message(x->nic_of(x->ctx, rk->node), x->t->nodes[peer_node].nic.ip, m->bytes,
 			      m->index, now)) {
@@ -210,10 +213,12 @@ static void node_start(void *arg, ps_t now)
 	struct cx_node *n = arg;
 	const struct chakra_node *cn = &n->rk->r->nodes[n->i];
 
+	n->rk->x->pending--;
 	n->state = CX_RUNNING;
 	n->start = now;
 	switch (cn->type) {
 	case CHAKRA_COMP:
+		n->rk->x->pending++;
 		events_schedule(n->rk->x->q, now + cn->duration, finish_event, n);
 		break;
 	case CHAKRA_SEND:
@@ -231,8 +236,10 @@ void chakra_exec_start(struct chakra_exec *x)
 {
 	for (int k = 0; k < x->tr->nloaded; k++)
 		for (uint32_t i = 0; i < x->ranks[k].r->nnodes; i++)
-			if (!x->ranks[k].nodes[i].deps_left)
+			if (!x->ranks[k].nodes[i].deps_left) {
+				x->pending++;
 				events_schedule(x->q, 0, node_start, &x->ranks[k].nodes[i]);
+			}
 }
 
 /* One message of a running node's current step has finished. */
@@ -326,6 +333,11 @@ void chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_in
 bool chakra_exec_done(const struct chakra_exec *x)
 {
 	return x->nodes_done == x->nodes;
+}
+
+bool chakra_exec_stalled(const struct chakra_exec *x)
+{
+	return !chakra_exec_done(x) && !x->pending && x->posted == x->sends_finished;
 }
 
 /* ---- records ---------------------------------------------------------------------- */

@@ -73,6 +73,8 @@ struct chakra_exec {
 	struct hmap rank_by_ip;	  /* NIC address -> rank + 1 */
 	uint64_t nodes, nodes_done;
 	uint64_t sends, sends_finished, receives, receives_done;
+	uint64_t posted;  /* sends posted (sends_finished counts their ends) */
+	uint64_t pending; /* node starts and COMP ends scheduled, not yet run */
 };
 
 extern const char CHAKRA_CSV_HEADER[];
@@ -93,8 +95,9 @@ void chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_in
 /* Every node of every rank run here has finished. */
 bool chakra_exec_done(const struct chakra_exec *x);
 
-/* Does the NIC of `node` know this message (a completion to route here)? */
-bool chakra_exec_owns(const struct chakra_exec *x, uint64_t msg_id);
+/* Not done, and nothing left that could move it: no node about to start
+ * or end, no message in flight (a deadlock, or a failed message). */
+bool chakra_exec_stalled(const struct chakra_exec *x);
 
 /* chakra.csv: one row per node and one per message of a collective. */
 void chakra_exec_write_nodes(const struct chakra_exec *x, struct csv *c);

@@ -197,9 +197,13 @@ static void failed(void *ctx, const struct nic_msg_info *i, ps_t now)
 		driver_failed(&n->sim->driver, i, now);
 }
 
+/* A Chakra run also ends when it can go no further: a deadlock, or a
+ * failed message that a node waits for (reported by chakra_exec_report). */
 static bool workload_done(const struct sim *s)
 {
-	return s->chakra ? chakra_exec_done(&s->cx) : driver_done(&s->driver);
+	if (s->chakra)
+		return chakra_exec_done(&s->cx) || chakra_exec_stalled(&s->cx);
+	return driver_done(&s->driver);
 }
 
 /* ---- building the engines ----------------------------------------------- */
@@ -402,8 +406,15 @@ static void summarize_chakra(struct sim *s, struct sim_result *r, FILE *report)
 		outcome_fct(&r->o, fct, n);
 	free(fct);
 	r->chakra_done = chakra_exec_done(&s->cx);
-	if (!r->chakra_done)
+	if (!r->chakra_done) {
+		char t[32];
+		fprintf(report, "chakra: %llu of %llu nodes unfinished at %s%s; waiting:\n",
+			(unsigned long long)(s->cx.nodes - s->cx.nodes_done),
+			(unsigned long long)s->cx.nodes, time_format(r->end, t, sizeof(t)),
+			chakra_exec_stalled(&s->cx) ? " (deadlock: nothing left that could move it)"
+						    : "");
 		chakra_exec_report(&s->cx, report);
+	}
 	f = fmemopen(r->chakra_summary, sizeof(r->chakra_summary) - 1, "w");
 	if (f) {
 		chakra_exec_summary(&s->cx, f);

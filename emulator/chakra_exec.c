@@ -335,6 +335,16 @@ bool chakra_exec_done(const struct chakra_exec *x)
 	return x->nodes_done == x->nodes;
 }
 
+ps_t chakra_exec_end(const struct chakra_exec *x)
+{
+	ps_t end = 0;
+
+	for (int k = 0; k < x->tr->nloaded; k++)
+		if (x->ranks[k].finish > end)
+			end = x->ranks[k].finish;
+	return end;
+}
+
 bool chakra_exec_stalled(const struct chakra_exec *x)
 {
 	return !chakra_exec_done(x) && !x->pending && x->posted == x->sends_finished;

@@ -95,6 +95,9 @@ void chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_in
 /* Every node of every rank run here has finished. */
 bool chakra_exec_done(const struct chakra_exec *x);
 
+/* When the last node finished (so far). */
+ps_t chakra_exec_end(const struct chakra_exec *x);
+
 /* Not done, and nothing left that could move it: no node about to start
  * or end, no message in flight (a deadlock, or a failed message). */
 bool chakra_exec_stalled(const struct chakra_exec *x);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chakra.h"
 #include "launch_impl.h"
 #include "records.h"
 
@@ -347,6 +348,16 @@ static int load(struct launch *l, const struct launch_options *o)
 	if (l->t->workload[0] && !workload_load(l->t->workload, l->t, &l->w, err, sizeof(err))) {
 		fprintf(l->report, "%s\n", err);
 		return 2;
+	}
+	/* Every rank's file, checked before anything starts; each nicd then
+	 * reads its own. */
+	if (l->t->chakra[0]) {
+		struct chakra_trace tr;
+		if (!chakra_load(l->t, &tr, err, sizeof(err))) {
+			fprintf(l->report, "%s\n", err);
+			return 2;
+		}
+		chakra_free(&tr);
 	}
 	if (!realpath(o->topology, l->topology)) {
 		fprintf(l->report, "%s: %s\n", o->topology, strerror(errno));

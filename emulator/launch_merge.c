@@ -32,7 +32,7 @@ enum {
 /* Per-node files, "<base>-<node>.csv"; messages first, lateness last. */
 static const char *const per_node[] = {
     "messages", "mrc-transport-stats", "mrc-events", "mrc-monitor",
-    "mrc-cc",	"switch-stats",	       "lateness"};
+    "mrc-cc",	"switch-stats",	       "chakra",     "lateness"};
 #define NPER_NODE (sizeof(per_node) / sizeof(per_node[0]))
 /* The records sorted by time_ps then node (docs/records.md, Records). */
 static const char *const timed[] = {"mrc-transport-stats", "mrc-events", "mrc-monitor", "mrc-cc",
@@ -483,10 +483,46 @@ static bool merge_lateness(const struct topology *t, const char *dir, struct lau
 	return !out || fclose(out) == 0;
 }
 
+/* ---- chakra.csv ---------------------------------------------------------- */
+
+/* Each nicd's chakra-<node>.csv holds its rank's rows: one after the
+ * other in rank order, as `mrcemu sim` writes them. */
+static bool merge_chakra(const struct topology *t, const char *dir, FILE *report)
+{
+	char path[LAUNCH_PATH_MAX], *rec = NULL;
+	size_t cap = 0;
+	FILE *out;
+	bool ok = true;
+
+	if (!t->chakra[0])
+		return true;
+	snprintf(path, sizeof(path), "%s/chakra.csv", dir);
+	if (!(out = fopen(path, "we"))) {
+		fprintf(report, "mrcemu: %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	for (int r = 0; r < t->nranks; r++) {
+		FILE *f;
+		node_file(dir, "chakra", t->nodes[t->ranks[r]].name, path, sizeof(path));
+		if (!(f = fopen(path, "re")))
+			continue;
+		for (int row = 0; read_record(f, &rec, &cap) >= 0; row++)
+			if (row || ftell(out) == 0)
+				fprintf(out, "%s\n", rec);
+		fclose(f);
+	}
+	free(rec);
+	if (fclose(out) != 0) {
+		fprintf(report, "mrcemu: %s/chakra.csv: write failed\n", dir);
+		ok = false;
+	}
+	return ok;
+}
+
 bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
 		  struct run_outcome *m, struct launch_lateness *lat, FILE *report)
 {
-	bool ok = merge_messages(t, w, dir, m, report);
+	bool ok = merge_messages(t, w, dir, m, report) && merge_chakra(t, dir, report);
 
 	for (size_t i = 0; ok && i < sizeof(timed) / sizeof(timed[0]); i++)
 		ok = merge_timed(t, dir, timed[i], report);

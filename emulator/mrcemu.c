@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chakra_export.h"
 #include "config.h"
 #include "launch.h"
 #include "sim.h"
@@ -26,6 +27,7 @@ static const char usage_main[] =
     "  down TOPOLOGY.ini      stop the daemons, delete namespaces and links\n"
     "  ctl NODE COMMAND...    send a control command to a running daemon\n"
     "  attributes             list every attribute with its default and range\n"
+    "  export FORMAT          the topology's workload as Chakra traces or as CSV\n"
     "\n"
     "`mrcemu COMMAND --help` describes each command.  With no topology, sim and run\n"
     "use " DEFAULT_TOPOLOGY ".\n";
@@ -49,7 +51,8 @@ static const char usage_sim[] =
     "  -h, --help         this text\n"
     "\n"
     "Records (docs/records.md): messages.csv, mrc-transport-stats.csv, and with their\n"
-    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv.\n"
+    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv; with a Chakra workload\n"
+    "([workload] chakra, docs/chakra.md) chakra.csv.\n"
     "\n"
     "Exit status: 0 every message completed with its bytes verified; 1 some did not\n"
     "(each is reported with the reason); 2 bad arguments or a bad topology or workload.\n";
@@ -184,7 +187,8 @@ static const char usage_run[] =
     "Records (docs/records.md): messages.csv, mrc-transport-stats.csv, lateness.csv\n"
     "(per daemon: frames, stamped frames, violations, lateness percentiles), with\n"
     "their attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv, and\n"
-    "switch-stats.csv; OUTDIR/log/NODE.log keeps what a daemon said, if anything.\n"
+    "switch-stats.csv, chakra.csv with a Chakra workload; OUTDIR/log/NODE.log keeps\n"
+    "what a daemon said, if anything.\n"
     "Run folder while running: " LAUNCH_RUN_ROOT "/<emulation>/ (NODE.ctl control sockets,\n"
     "NODE.pid, NODE.log).\n"
     "\n"
@@ -385,6 +389,11 @@ static int cmd_ctl(int argc, char **argv)
 	return launch_ctl(topology, argv[optind], line, stdout, stderr);
 }
 
+static int cmd_export(int argc, char **argv)
+{
+	return chakra_export_main(argc, argv, DEFAULT_TOPOLOGY);
+}
+
 int main(int argc, char **argv)
 {
 	opterr = 0;
@@ -393,7 +402,8 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
 		    {"run", cmd_run},	{"up", cmd_up},
-		    {"down", cmd_down}, {"ctl", cmd_ctl}};
+		    {"down", cmd_down}, {"ctl", cmd_ctl},
+		    {"export", cmd_export}};
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

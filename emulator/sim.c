@@ -630,7 +630,9 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	else
 		driver_start(&s.driver);
 	run_loop(&s, o->until ? o->until : s.t->emu.until, &r->capped);
-	if (driver_done(&s.driver))
+	if (s.chakra)
+		r->chakra_end = chakra_exec_end(&s.cx);
+	if (workload_done(&s))
 		drain(&s, o->until ? o->until : s.t->emu.until);
 	if (r->capped)
 		fprintf(report,

@@ -34,6 +34,7 @@ struct sim_result {
 	double cpu_seconds;
 	char outdir[4096];
 	bool chakra_done;	  /* a Chakra trace: every node finished */
+	ps_t chakra_end;	  /* when its last node finished */
 	char chakra_summary[4096]; /* its lines: rank finish times, critical path */
 };
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../emulator/chakra.h"
+#include "../emulator/chakra_exec.h"
 #include "../emulator/daemon.h"
 #include "../emulator/driver.h"
 #include "../emulator/workload.h"
@@ -54,6 +56,10 @@ struct nicd {
 	struct workload w;
 	struct driver driver;
 	bool driver_ok;
+	bool chakra; /* [workload] chakra: its rank's graph drives the NIC */
+	struct chakra_trace trace;
+	struct chakra_exec cx;
+	struct csv *chakra_nodes; /* chakra-NAME.csv */
 	struct nic_records rec;
 	struct csv *messages;
 	uint64_t next_id;		/* for `post` */
@@ -81,7 +87,10 @@ static void completion(void *ctx, enum nic_completion what, const struct nic_msg
 		n->posts_finished += what == MSG_COMPLETE;
 		return;
 	}
-	driver_completion(&n->driver, what, m, now);
+	if (n->chakra)
+		chakra_exec_completion(&n->cx, n->d.node, what, m, now);
+	else
+		driver_completion(&n->driver, what, m, now);
 }
 
 static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
@@ -90,6 +99,8 @@ static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
 
 	if (posted_here(m->msg_id))
 		n->posts_finished++;
+	else if (n->chakra)
+		chakra_exec_failed(&n->cx, n->d.node, m, now);
 	else
 		driver_failed(&n->driver, m, now);
 }
@@ -116,13 +127,27 @@ static void receive_frame(void *ctx, int port, const uint8_t *frame, size_t len,
 
 static void start(void *ctx)
 {
-	driver_start(&((struct nicd *)ctx)->driver);
+	struct nicd *n = ctx;
+
+	if (n->chakra)
+		chakra_exec_start(&n->cx);
+	else
+		driver_start(&n->driver);
 }
 
 static void progress(void *ctx, struct daemon_progress *pr)
 {
 	struct nicd *n = ctx;
 
+	/* A Chakra rank is done when its every node is: those are its
+	 * "sends"; its receives are those of its nodes. */
+	if (n->chakra) {
+		pr->sends = n->cx.nodes + n->posts;
+		pr->sends_finished = n->cx.nodes_done + n->posts_finished;
+		pr->receives = n->cx.receives;
+		pr->receives_done = n->cx.receives_done;
+		return;
+	}
 	pr->sends = n->driver.sends + n->posts;
 	pr->sends_finished = n->driver.sends_finished + n->posts_finished;
 	pr->receives = n->driver.receives;
@@ -220,7 +245,12 @@ static void finish(void *ctx, ps_t now)
 	struct nicd *n = ctx;
 
 	nic_finish(n->nic, now, stderr);
-	if (n->driver_ok) {
+	if (n->chakra && n->driver_ok) {
+		if (!chakra_exec_done(&n->cx))
+			chakra_exec_report(&n->cx, stderr);
+		chakra_exec_write_nodes(&n->cx, n->chakra_nodes);
+		chakra_exec_write_messages(&n->cx, n->messages);
+	} else if (n->driver_ok) {
 		driver_report(&n->driver, stderr);
 		driver_write_messages(&n->driver, n->messages);
 	}
@@ -256,6 +286,8 @@ static bool open_records(struct nicd *n)
 		return false;
 	if (a->cc_trace && !(n->rec.cc = daemon_record(d, "mrc-cc", NIC_CC_HEADER)))
 		return false;
+	if (n->chakra && !(n->chakra_nodes = daemon_record(d, "chakra", CHAKRA_CSV_HEADER)))
+		return false;
 	return (n->messages = daemon_record(d, "messages", DRIVER_MESSAGES_HEADER)) != NULL;
 }
 
@@ -266,6 +298,13 @@ static int build(struct nicd *n)
 	char err[TOPO_ERR_MAX];
 
 	if (t->workload[0] && !workload_load(t->workload, t, &n->w, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	/* Its own rank's file is all a nicd reads (docs/chakra.md). */
+	n->chakra = t->chakra[0] != 0;
+	if (n->chakra &&
+	    !chakra_load_rank(t, chakra_rank_of(t, d->node), &n->trace, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
@@ -285,7 +324,8 @@ static int build(struct nicd *n)
 	    .host = {.ctx = n, .transmit = transmit, .completion = completion, .failed = failed},
 	    .records = n->rec};
 	n->nic = nic_new(&prm);
-	n->driver_ok = n->nic && driver_init(&n->driver, t, &n->w, d->q, d->node, nic_of, n);
+	n->driver_ok = n->nic && driver_init(&n->driver, t, &n->w, d->q, d->node, nic_of, n) &&
+		       (!n->chakra || chakra_exec_init(&n->cx, t, &n->trace, d->q, nic_of, n));
 	if (!n->driver_ok) {
 		fprintf(stderr, "nicd %s: out of memory\n", d->me->name);
 		return 1;
@@ -312,6 +352,10 @@ static void nicd_free(struct nicd *n)
 	nic_free(n->nic);
 	if (n->driver_ok)
 		driver_destroy(&n->driver);
+	if (n->chakra) {
+		chakra_exec_destroy(&n->cx);
+		chakra_free(&n->trace);
+	}
 	workload_free(&n->w);
 	daemon_destroy(&n->d);
 	free(n);

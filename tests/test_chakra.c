@@ -248,7 +248,7 @@ static void ring_all_reduce(void **state)
 	}
 	assert_int_equal(x.r.o.messages, 8 * 14);
 	model = 2 * (n - 1) * (alpha + s / (n * b));
-	t = (double)x.r.end;
+	t = (double)x.r.chakra_end;
 	if (fabs(t - model) > 0.10 * model)
 		fail_msg("all-reduce took %.0f ps; model 2(N-1)(a + S/NB) = %.0f ps (a = %.0f ps)",
 			 t, model, alpha);
@@ -419,6 +419,82 @@ static void deadlock_reports_waiting(void **state)
 	cleanup(&x);
 }
 
+/* ---- export ------------------------------------------------------------------ */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	assert_true(fread(buf, 1, 65535, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+/* CSV -> Chakra -> CSV: `mrcemu export chakra`, then `mrcemu export csv`. */
+static void round_trip(struct run *x, const char *csv, char **back, char **warnings)
+{
+	const char *mrcemu = getenv("MRCEMU") ? getenv("MRCEMU") : "build/mrcemu";
+	char path[600], cmd[2400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/w.csv", x->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(csv, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "{ cat %s; printf '\\n[workload]\\nfile = w.csv\\n'; } >%s/a.ini && "
+		 "{ cat %s; printf '\\n[workload]\\nchakra = tr/x\\n'; } >%s/b.ini && "
+		 "%s export chakra %s/a.ini -o %s/tr/x 2>%s/warn && "
+		 "%s export csv %s/b.ini -o %s/back.csv",
+		 STAR8, x->dir, STAR8, x->dir, mrcemu, x->dir, x->dir, x->dir, mrcemu, x->dir,
+		 x->dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/back.csv", x->dir);
+	*back = slurp(path);
+	snprintf(path, sizeof(path), "%s/warn", x->dir);
+	f = fopen(path, "r");
+	*warnings = calloc(1, 4096);
+	assert_non_null(f);
+	assert_true(fread(*warnings, 1, 4095, f) < 4095);
+	fclose(f);
+}
+
+static void export_round_trip(void **state)
+{
+	static const char whole[] = "id,at,src,dst,bytes,after\n"
+				    "1,0,h0,h1,4096,\n"
+				    "2,5us,h1,h0,65536,1\n"
+				    "3,3us,h0,h2,1000,1;2\n"
+				    "7,12us,h3,h7,1048576,\n";
+	static const char fractional[] = "id,at,src,dst,bytes,after\n"
+					 "1,2500ns,h0,h1,4096,\n"
+					 "2,1200ns,h1,h0,10,1\n";
+	struct run x = {0};
+	char *back, *warn;
+
+	(void)state;
+	make_dir(&x);
+	round_trip(&x, whole, &back, &warn);
+	assert_string_equal(back, whole); /* the identity */
+	assert_string_equal(warn, "");
+	free(back);
+	free(warn);
+	round_trip(&x, fractional, &back, &warn);
+	assert_string_equal(back, "id,at,src,dst,bytes,after\n"
+				  "1,3us,h0,h1,4096,\n"
+				  "2,1us,h1,h0,10,1\n");
+	if (!strstr(warn, "w.csv:2: at: 2.5us rounded to 3us") ||
+	    !strstr(warn, "w.csv:3: at: 1.2us rounded to 1us"))
+		fail_msg("warnings: %s", warn);
+	free(back);
+	free(warn);
+	cleanup(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +504,7 @@ int main(void)
 	    cmocka_unit_test(late_receive),
 	    cmocka_unit_test(malformed),
 	    cmocka_unit_test(deadlock_reports_waiting),
+	    cmocka_unit_test(export_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

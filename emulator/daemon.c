@@ -125,6 +125,7 @@ static void rx_arrive(void *arg, ps_t now)
 	d->cur_key = s->key;
 	if (port->cap)
 		capture_write(port->cap, now, s->frame, s->len);
+	daemon_mirror(port, s->frame, s->len);
 	if (!d->eng.receive || wire_parse(s->frame, s->len, port->icrc, p) != WIRE_OK) {
 		pkt_put(&d->pool, p);
 		d->eng.receive_frame(d->eng.ctx, s->port, s->frame, s->len, now);
@@ -224,6 +225,7 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 	}
 	if (port->cap)
 		capture_write(port->cap, events_now(d->q), buf, n);
+	daemon_mirror(port, buf, n);
 	port->tx_frames++;
 	if (port->io)
 		port_tx_commit(port->io, n);
@@ -534,7 +536,8 @@ bool daemon_open_io(struct daemon *d)
 		return false;
 	}
 	go_realtime(d);
-	return open_signals(d) && open_ports(d) && open_timer(d) && daemon_ctl_open(d);
+	return open_signals(d) && open_ports(d) && daemon_mirrors_open(d) && open_timer(d) &&
+	       daemon_ctl_open(d);
 }
 
 int daemon_run(struct daemon *d)
@@ -622,6 +625,7 @@ static void free_port(struct daemon *d, struct daemon_port *port)
 		free(port->watcher);
 	}
 	port_close(port->io);
+	port_close(port->mirror);
 	if (port->cap)
 		capture_close(port->cap);
 	while (port->ext_head) {

@@ -145,6 +145,7 @@ struct daemon_port {
 	uint32_t rx_id;	 /* receiving port of rule 16: node x 64 + port */
 	uint64_t rx_seq; /* frames received: the link's frame sequence */
 	struct capture *cap;
+	struct port *mirror; /* copies of this port's frames (daemon_mirror.c) */
 	struct pkt *ext_head, *ext_tail; /* frames waiting for their wall time */
 	uint64_t tx_frames;		 /* frames handed over (also without a port) */
 	uint64_t tx_build_failed;
@@ -225,6 +226,12 @@ struct csv *daemon_record(struct daemon *d, const char *base, const char *header
 /* Open the ports, the control socket, the timerfd and the loop.  One line on
  * stderr and false on failure. */
 bool daemon_open_io(struct daemon *d);
+
+/* Mirror ports (daemon_mirror.c): open m<PORT> for each of the node's
+ * mirrors (false after one line on stderr); copy a frame port sends or
+ * receives to its mirror, as a tap on the link sees it. */
+bool daemon_mirrors_open(struct daemon *d);
+void daemon_mirror(struct daemon_port *port, const uint8_t *frame, size_t len);
 
 /* Serve until `stop`, SIGINT or SIGTERM (0), MaxViolations (3) or a loop
  * failure (1).  The records are not yet written: call daemon_finish. */

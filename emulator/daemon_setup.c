@@ -123,6 +123,8 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 		port->index = i;
 		if (a->nports)
 			snprintf(port->ifname, sizeof(port->ifname), "%s", a->ports[i]);
+		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_TAP)
+			snprintf(port->ifname, sizeof(port->ifname), "tap:p%d", i);
 		else
 			snprintf(port->ifname, sizeof(port->ifname), "p%d", i);
 		link_end_init(&d->links[i], d->t, tp->link, d->node);

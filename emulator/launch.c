@@ -31,8 +31,6 @@
 #define SILENT_TIMEOUT_MS   30000 /* a running daemon that answers nothing */
 #define POLL_MS		    20	  /* status polls while running */
 #define CTL_TIMEOUT_MS	    2000
-#define EPOCH_LEAD_NS	    50000000ULL /* the epoch is this far ahead, plus: */
-#define EPOCH_PER_DAEMON_NS 2000000ULL
 
 struct daemon {
 	const char *prog; /* "nicd", "switchd"; NULL: an external endpoint */
@@ -56,7 +54,7 @@ struct launch {
 	struct daemon *d; /* one per node */
 	char topology[PATH_MAX], outdir[PATH_MAX], rundir[128];
 	char bindir[PATH_MAX];
-	bool capture, detach, progress, failed, rundir_made;
+	bool capture, detach, progress, failed, rundir_made, paused;
 	ps_t until;
 	struct vclock clock;
 	sigset_t oldmask;
@@ -436,11 +434,64 @@ static int links_make(struct launch *l)
 		    "mtu",  "9000",    "address", maca,	   "type",	   "veth",
 		    "peer", "name",    ifb,	  "netns", l->d[lk->b].ns, "mtu",
 		    "9000", "address", macb,	  NULL};
-		snprintf(ifa, sizeof(ifa), "p%d", lk->a_port);
-		snprintf(ifb, sizeof(ifb), "p%d", lk->b_port);
+		/* A TAP end's veth is v<N>: p<N> is its TAP device (taps_make). */
+		snprintf(ifa, sizeof(ifa), "%c%d", lk->kind[0] == TOPO_PORT_TAP ? 'v' : 'p',
+			 lk->a_port);
+		snprintf(ifb, sizeof(ifb), "%c%d", lk->kind[1] == TOPO_PORT_TAP ? 'v' : 'p',
+			 lk->b_port);
 		mac_text(l->t->nodes[lk->a].mac, maca, sizeof(maca));
 		mac_text(l->t->nodes[lk->b].mac, macb, sizeof(macb));
 		if (signals_wait(l, 0) || ip_run(l, argv))
+			return 1;
+	}
+	return 0;
+}
+
+/* A TAP port (docs/topology.md, Port kinds): the TAP device p<N>, made
+ * persistent here for the daemon to attach to, and the link's veth end v<N>,
+ * joined both ways by tc mirred redirects, so that what the daemon writes
+ * to the TAP leaves on the veth and what arrives there reaches the TAP. */
+static int tap_make(struct launch *l, int node, int port)
+{
+	const char *ns = l->d[node].ns;
+	char tap[16];
+	const char *add[] = {"ip", "-n", ns, "tuntap", "add", "dev", tap, "mode", "tap", NULL};
+	const char *mtu[] = {"ip", "-n", ns, "link", "set", "dev", tap, "mtu", "9000", NULL};
+
+	snprintf(tap, sizeof(tap), "p%d", port);
+	return ip_run(l, add) || ip_run(l, mtu);
+}
+
+static int tap_join(struct launch *l, int node, int port)
+{
+	const char *ns = l->d[node].ns;
+	char tap[16], veth[16];
+
+	snprintf(tap, sizeof(tap), "p%d", port);
+	snprintf(veth, sizeof(veth), "v%d", port);
+	for (int dir = 0; dir < 2; dir++) {
+		const char *from = dir ? tap : veth, *to = dir ? veth : tap;
+		const char *qdisc[] = {"ip", "netns", "exec", ns, "tc", "qdisc", "add",
+				       "dev", from, "ingress", NULL};
+		/* u32 matching everything: cls_matchall is not in every kernel. */
+		const char *redirect[] = {
+		    "ip",   "netns",	"exec",	 ns,	 "tc",	   "filter", "add",	"dev",
+		    from,   "ingress",	"protocol", "all", "u32", "match", "u32", "0",
+		    "0",    "action",	"mirred", "egress", "redirect", "dev", to,	NULL};
+		if (ip_run(l, qdisc) || ip_run(l, redirect))
+			return 1;
+	}
+	return 0;
+}
+
+/* Every TAP end: made (before ports_up) or joined to its veth (after). */
+static int taps_each(struct launch *l, int (*fn)(struct launch *, int, int))
+{
+	for (int k = 0; k < l->t->nlinks; k++) {
+		const struct topo_link *lk = &l->t->links[k];
+		if (lk->kind[0] == TOPO_PORT_TAP && (signals_wait(l, 0) || fn(l, lk->a, lk->a_port)))
+			return 1;
+		if (lk->kind[1] == TOPO_PORT_TAP && (signals_wait(l, 0) || fn(l, lk->b, lk->b_port)))
 			return 1;
 	}
 	return 0;
@@ -450,15 +501,21 @@ static int links_make(struct launch *l)
  * port up; no addresses: the kernel would answer UDP 4791 with ICMP. */
 static int ports_up(struct launch *l)
 {
-	char names[TOPO_MAX_PORTS][16], err[512];
-	const char *ifs[TOPO_MAX_PORTS];
+	char names[2 * TOPO_MAX_PORTS][16], err[512];
+	const char *ifs[2 * TOPO_MAX_PORTS];
 
 	for (int i = 0; i < l->t->nnodes; i++) {
 		const char *lo[] = {"ip", "-n", l->d[i].ns, "link", "set", "dev", "lo", "up", NULL};
-		int n = l->t->nodes[i].nports;
-		for (int p = 0; p < n; p++) {
-			snprintf(names[p], sizeof(names[p]), "p%d", p);
-			ifs[p] = names[p];
+		int n = 0;
+		for (int p = 0; p < l->t->nodes[i].nports; p++) {
+			snprintf(names[n], sizeof(names[n]), "p%d", p);
+			ifs[n] = names[n];
+			n++;
+			if (topology_port_kind(l->t, i, p) == TOPO_PORT_TAP) {
+				snprintf(names[n], sizeof(names[n]), "v%d", p); /* its veth */
+				ifs[n] = names[n];
+				n++;
+			}
 		}
 		if (signals_wait(l, 0))
 			return 1;
@@ -470,6 +527,38 @@ static int ports_up(struct launch *l)
 			const char *up[] = {"ip",  "-n",   l->d[i].ns, "link", "set",
 					    "dev", ifs[p], "up",       NULL};
 			if (ip_run(l, up))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* A mirror veth per `mirror = PORT -> IFNAME[@NETNS]` (docs/topology.md):
+ * m<PORT> in the switch's namespace, where switchd writes the copies,
+ * and IFNAME in the user's namespace (or the launcher's), both at MTU 9,000
+ * and up; IFNAME gets no IPv6 address, so that nothing but the copies
+ * crosses it.  Deleting the switch's namespace deletes the pair. */
+static int mirrors_make(struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct topo_node *n = &l->t->nodes[i];
+		for (int k = 0; k < n->nmirrors; k++) {
+			const struct topo_mirror *m = &n->mirrors[k];
+			char sw_if[16];
+			const char *ns = m->netns[0] ? m->netns : NULL;
+			const char *add[] = {"ip",   "link", "add",  sw_if,	 "netns", l->d[i].ns,
+					     "mtu",  "9000", "type", "veth",	 "peer",  "name",
+					     m->ifname, "mtu", "9000", ns ? "netns" : NULL, ns, NULL};
+			const char *up[] = {"ip", "-n", l->d[i].ns, "link", "set", "dev",
+					    sw_if, "up", NULL};
+			const char *up_there[] = {"ip",	  "-n",	       ns,     "link",
+						  "set",  "dev",       m->ifname, "addrgenmode",
+						  "none", "up",	       NULL};
+			const char *up_here[] = {"ip",	       "link",	     "set", "dev", m->ifname,
+						 "addrgenmode", "none", "up", NULL};
+			snprintf(sw_if, sizeof(sw_if), "m%d", m->port);
+			if (signals_wait(l, 0) || ip_run(l, add) || ip_run(l, up) ||
+			    ip_run(l, ns ? up_there : up_here))
 				return 1;
 		}
 	}
@@ -598,7 +687,8 @@ static int daemons_start(struct launch *l)
 
 	for (int i = 0; i < l->t->nnodes; i++)
 		n += l->d[i].pid > 0;
-	l->clock.epoch_ns = launch_mono_ns() + EPOCH_LEAD_NS + (uint64_t)n * EPOCH_PER_DAEMON_NS;
+	l->clock.epoch_ns =
+	    launch_mono_ns() + LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS;
 	snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)l->clock.epoch_ns,
 		 (unsigned long long)l->clock.scale);
 	for (int i = 0; i < l->t->nnodes; i++) {
@@ -614,12 +704,13 @@ static int daemons_start(struct launch *l)
 
 static int bring_up(struct launch *l)
 {
-	if (netns_make(l) || links_make(l) || ports_up(l))
+	if (netns_make(l) || links_make(l) || taps_each(l, tap_make) || ports_up(l) ||
+	    taps_each(l, tap_join) || mirrors_make(l))
 		return 1;
 	for (int i = 0; i < l->t->nnodes; i++)
 		if (l->d[i].prog && (signals_wait(l, 0) || daemon_spawn(l, i)))
 			return 1;
-	return daemons_ready(l) || daemons_start(l);
+	return daemons_ready(l) || (l->paused ? 0 : daemons_start(l));
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -867,6 +958,18 @@ void launch_print_summary(const struct launch_result *r, FILE *out)
 		r->outdir);
 }
 
+/* Each port and what is at its other end: " p0->s0:p1", and each mirror:
+ * " m0=>tap0@NETNS". */
+static void print_ports(const struct launch *l, const struct topo_node *n, FILE *out)
+{
+	for (int p = 0; p < n->nports; p++)
+		fprintf(out, " p%d->%s:p%d", p, l->t->nodes[n->ports[p].peer].name,
+			n->ports[p].peer_port);
+	for (int k = 0; k < n->nmirrors; k++)
+		fprintf(out, " m%d=>%s%s%s", n->mirrors[k].port, n->mirrors[k].ifname,
+			n->mirrors[k].netns[0] ? "@" : "", n->mirrors[k].netns);
+}
+
 static void print_up(struct launch *l, FILE *out)
 {
 	int first = -1;
@@ -880,8 +983,7 @@ static void print_up(struct launch *l, FILE *out)
 		snprintf(pid, sizeof(pid), "%d", (int)d->pid);
 		fprintf(out, "  %-10s %-8s %-8s %-24s", l->t->nodes[i].name,
 			d->prog ? d->prog : "-", d->prog ? pid : "-", d->ns);
-		for (int p = 0; p < l->t->nodes[i].nports; p++)
-			fprintf(out, " p%d", p);
+		print_ports(l, &l->t->nodes[i], out);
 		fputc('\n', out);
 		if (first < 0 && l->t->nodes[i].kind == NODE_NIC)
 			first = i;
@@ -895,6 +997,9 @@ static void print_up(struct launch *l, FILE *out)
 		"control:  mrcemu ctl %s status   (also: stats, post NODE BYTES, port N "
 		"down|up, stop)\n",
 		l->t->nodes[first].name);
+	if (l->paused)
+		fprintf(out, "paused:   nothing runs until mrcemu ctl --topology %s start\n",
+			l->topology);
 	fprintf(out, "stop:     mrcemu down %s\n", l->topology);
 }
 
@@ -908,12 +1013,19 @@ static int up_note(struct launch *l)
 	f = fopen(path, "we");
 	if (!f || fprintf(f, "%s\n", l->outdir) < 0 || fclose(f) != 0)
 		return fail(l, "%s: %s", path, strerror(errno));
+	if (!l->paused)
+		return 0;
+	snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, l->rundir);
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "%llu\n", (unsigned long long)l->clock.scale) < 0 || fclose(f) != 0)
+		return fail(l, "%s: %s", path, strerror(errno));
 	return 0;
 }
 
 int launch_up(const struct launch_options *o, FILE *out, FILE *report)
 {
-	struct launch l = {.cmd = "up", .report = report, .sigfd = -1, .detach = true};
+	struct launch l = {
+	    .cmd = "up", .report = report, .sigfd = -1, .detach = true, .paused = o->paused};
 	int rc = prepare(&l, o);
 
 	rc = rc ? rc : bring_up(&l);

@@ -24,6 +24,7 @@ struct launch_options {
 	uint64_t scale;	      /* wall ns per virtual ns; 0: the topology's */
 	ps_t until;	      /* 0: the topology's, else until the workload ends */
 	bool quiet;	      /* no progress line */
+	bool paused;	      /* up: start nothing until `mrcemu ctl start` */
 };
 
 /* What a run did, for the summary and for tests. */
@@ -63,5 +64,10 @@ int launch_down(const char *topology, FILE *out, FILE *report);
  * no such daemon or it does not answer. */
 int launch_ctl(const char *topology, const char *node, const char *command, FILE *out,
 	       FILE *report);
+
+/* `mrcemu ctl start`: start the daemons of an emulation `up --paused` left
+ * waiting (of `topology`, or the only paused one) on one epoch.  0, or 2
+ * with one line on `report`. */
+int launch_start(const char *topology, FILE *out, FILE *report);
 
 #endif

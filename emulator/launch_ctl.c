@@ -264,6 +264,95 @@ static int find_socket(const char *topology, const char *node, char *sock, size_
 	return 2;
 }
 
+/* The run folder of the emulation `up --paused` left waiting: the
+ * topology's, or the only one with a LAUNCH_PAUSED_FILE.  2 with one line. */
+static int find_paused(const char *topology, char *rundir, size_t len, FILE *report)
+{
+	char err[TOPO_ERR_MAX], path[LAUNCH_PATH_MAX];
+	struct topology *t;
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	if (topology) {
+		if (!(t = topology_load(topology, err, sizeof(err)))) {
+			fprintf(report, "%s\n", err);
+			return 2;
+		}
+		snprintf(rundir, len, "%s/%s", LAUNCH_RUN_ROOT, t->emu.name);
+		topology_free(t);
+		snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir);
+		n = exists(path);
+	} else if ((dir = opendir(LAUNCH_RUN_ROOT))) {
+		while ((e = readdir(dir)) != NULL) {
+			snprintf(path, sizeof(path), "%s/%.255s/" LAUNCH_PAUSED_FILE,
+				 LAUNCH_RUN_ROOT, e->d_name);
+			if (e->d_name[0] != '.' && exists(path) && !n++)
+				snprintf(rundir, len, "%s/%.255s", LAUNCH_RUN_ROOT, e->d_name);
+		}
+		closedir(dir);
+	}
+	if (n == 1)
+		return 0;
+	fprintf(report, "mrcemu ctl start: %s\n",
+		n ? "several emulations are paused; name one with --topology FILE"
+		  : "no paused emulation (see mrcemu up --paused)");
+	return 2;
+}
+
+/* The scale `up` wrote, and the control sockets of the run folder. */
+static int start_all(const char *rundir, uint64_t scale, FILE *out, FILE *report)
+{
+	char socks[TOPO_MAX_PORTS * 4][LAUNCH_PATH_MAX], cmd[96], reply[LAUNCH_REPLY_MAX];
+	struct dirent *e;
+	DIR *dir = opendir(rundir);
+	int n = 0;
+
+	while (dir && (e = readdir(dir)) != NULL && n < (int)(sizeof(socks) / sizeof(socks[0]))) {
+		size_t k = strlen(e->d_name);
+		if (k > 4 && !strcmp(e->d_name + k - 4, ".ctl"))
+			snprintf(socks[n++], sizeof(socks[0]), "%s/%.255s", rundir, e->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	uint64_t epoch =
+	    launch_mono_ns() + LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS;
+	snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)epoch,
+		 (unsigned long long)scale);
+	for (int i = 0; i < n; i++) {
+		if (!launch_ctl_send(socks[i], cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		    strncmp(reply, "ok", 2)) {
+			fprintf(report, "mrcemu ctl start: %s: %s\n", socks[i], reply);
+			return 2;
+		}
+	}
+	fprintf(out, "ok started %d daemons at scale %llu\n", n, (unsigned long long)scale);
+	return 0;
+}
+
+int launch_start(const char *topology, FILE *out, FILE *report)
+{
+	char rundir[LAUNCH_PATH_MAX], path[LAUNCH_PATH_MAX + 16];
+	unsigned long long scale = 0;
+	FILE *f;
+	int rc = find_paused(topology, rundir, sizeof(rundir), report);
+
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir);
+	f = fopen(path, "re");
+	if (!f || fscanf(f, "%llu", &scale) != 1 || !scale) {
+		fprintf(report, "mrcemu ctl start: %s: unreadable\n", path);
+		if (f)
+			fclose(f);
+		return 2;
+	}
+	fclose(f);
+	/* Started once: a second `start` finds nothing paused. */
+	unlink(path);
+	return start_all(rundir, scale, out, report);
+}
+
 int launch_ctl(const char *topology, const char *node, const char *command, FILE *out, FILE *report)
 {
 	char sock[LAUNCH_PATH_MAX], reply[LAUNCH_REPLY_MAX];

@@ -69,6 +69,15 @@ void launch_log_keep(const char *log, const char *outdir, const char *node);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t launch_mono_ns(void);
 
+/* The start epoch, ahead of now by a lead and a margin per daemon, so that
+ * every daemon has its `start` before the epoch comes. */
+#define LAUNCH_EPOCH_LEAD_NS	   50000000ULL
+#define LAUNCH_EPOCH_PER_DAEMON_NS 2000000ULL
+
+/* The file in the run folder of an emulation `up --paused` left waiting:
+ * it holds the scale to start it at. */
+#define LAUNCH_PAUSED_FILE "paused"
+
 /* ---- launch_merge.c -------------------------------------------------- */
 
 struct launch_lateness {

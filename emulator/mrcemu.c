@@ -197,7 +197,7 @@ static const char usage_run[] =
     "2 not root, bad arguments, or a bad topology or workload; 128+N ended by signal N.\n";
 
 static const char usage_up[] =
-    "Usage: mrcemu up TOPOLOGY.ini [-o OUTDIR] [--capture] [--scale N]\n"
+    "Usage: mrcemu up TOPOLOGY.ini [-o OUTDIR] [--capture] [--scale N] [--paused]\n"
     "\n"
     "Build the namespaces and links of TOPOLOGY.ini as `mrcemu run` does, start its\n"
     "daemons, wait until each is ready, start them on one epoch, and return, leaving\n"
@@ -217,6 +217,8 @@ static const char usage_up[] =
     "                     `mrcemu down` merges them there\n"
     "  -c, --capture      per-port pcaps in OUTDIR/pcap, virtual-time stamps\n"
     "  -S, --scale N      wall ns per virtual ns (default: the topology's, 2000)\n"
+    "  -P, --paused       build and start the daemons, but leave them waiting (no CPU,\n"
+    "                     virtual time 0) until `mrcemu ctl start`: attach taps first\n"
     "  -h, --help         this text\n"
     "\n"
     "Exit status: 0 running; 1 something failed (everything made is removed again);\n"
@@ -239,6 +241,10 @@ static const char usage_down[] =
 
 static const char usage_ctl[] =
     "Usage: mrcemu ctl [--topology TOPOLOGY.ini] NODE COMMAND [ARG]...\n"
+    "       mrcemu ctl [--topology TOPOLOGY.ini] start\n"
+    "\n"
+    "`start` starts every daemon of the emulation `mrcemu up --paused` left waiting\n"
+    "(the topology's, or the only paused one) on one epoch, at the scale of `up`.\n"
     "\n"
     "Send one command line to the running daemon of NODE (over its control socket\n"
     "" LAUNCH_RUN_ROOT "/<emulation>/NODE.ctl) and print its reply.  The emulation is the\n"
@@ -334,13 +340,16 @@ static int cmd_up(int argc, char **argv)
 	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
 					     {"capture", no_argument, NULL, 'c'},
 					     {"scale", required_argument, NULL, 'S'},
+					     {"paused", no_argument, NULL, 'P'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct launch_options o = {0};
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cS:h", opts, NULL)) != -1)
-		if ((rc = launch_option("up", c, &o, usage_up)) >= 0)
+	while ((c = getopt_long(argc, argv, "o:cS:Ph", opts, NULL)) != -1)
+		if (c == 'P')
+			o.paused = true;
+		else if ((rc = launch_option("up", c, &o, usage_up)) >= 0)
 			return rc;
 	if (optind + 1 != argc)
 		return bad_usage("up", "needs one topology file");
@@ -379,6 +388,8 @@ static int cmd_ctl(int argc, char **argv)
 		} else
 			return bad_option("ctl");
 	}
+	if (argc - optind == 1 && !strcmp(argv[optind], "start"))
+		return launch_start(topology, stdout, stderr);
 	if (argc - optind < 2)
 		return bad_usage("ctl", "needs a node and a command");
 	for (int i = optind + 1; i < argc; i++) {

@@ -51,9 +51,13 @@ struct port {
 	struct port_stats stats;
 };
 
-/* Open a port by name: an interface name ("p0") is an AF_PACKET port.
- * NULL with one line in err on failure (the interface, and why). */
+/* Open a port by name: "tap:NAME" is a TAP port on device NAME, any other
+ * name ("p0") an AF_PACKET port on that interface.  NULL with one line in
+ * err on failure (the interface, and why). */
 struct port *port_open(const char *name, char *err, size_t errlen);
+
+/* The TAP port on device ifname, created if need be (emulator/port_tap.c). */
+struct port *port_tap_open(const char *ifname, char *err, size_t errlen);
 
 /* The AF_PACKET port on interface ifname (emulator/port_packet.c). */
 struct port *port_packet_open(const char *ifname, char *err, size_t errlen);

@@ -283,5 +283,7 @@ struct port *port_packet_open(const char *ifname, char *err, size_t errlen)
 
 struct port *port_open(const char *name, char *err, size_t errlen)
 {
+	if (!strncmp(name, "tap:", 4))
+		return port_tap_open(name + 4, err, errlen);
 	return port_packet_open(name, err, errlen);
 }

@@ -517,6 +517,28 @@ static bool parse_mirror(const char *s, struct topo_mirror *m)
 	return true;
 }
 
+/* `ports = KIND_A KIND_B`: the port kind of each end, in the order the
+ * link names its nodes; a NIC or switch end only (an external has none). */
+static void link_ports(struct loader *ld, const struct kv *kv, struct topo_link *l)
+{
+	static const char *const names[] = {"packet", "tap"};
+	char w[2][16];
+	int end = 0, n = sscanf(kv->value, "%15s %15s%n", w[0], w[1], &end);
+
+	for (int e = 0; n == 2 && !kv->value[end] && e < 2; e++) {
+		int k = 0;
+		while (k < 2 && strcmp(w[e], names[k]))
+			k++;
+		if (k == 2)
+			break;
+		l->kind[e] = (enum topo_port_kind)k;
+		if (e == 1)
+			return;
+	}
+	fail(ld, kv->line, "ports: '%s' is not two port kinds (allowed: packet or tap for each "
+			   "end, e.g. ports = tap packet)", kv->value);
+}
+
 /* A node attribute line, checked against a scratch copy now (so errors come
  * in file order) and applied after every default is known. */
 static void check_node_attr(struct loader *ld, const struct kv *kv, const struct topo_node *n)
@@ -579,6 +601,10 @@ static void check_attributes(struct loader *ld)
 		case SEC_LINK:
 			if (!strcmp(kv->name, "drop")) {
 				break; /* names nodes: see apply_drops() */
+			}
+			if (!strcmp(kv->name, "ports")) {
+				link_ports(ld, kv, &ld->t->links[s->index]);
+				break;
 			}
 			set_or_fail(ld, kv, ATTR_LINK, &ld->t->links[s->index].attrs);
 			if (!strcmp(kv->name, "delay")) {
@@ -898,6 +924,26 @@ static void check_mirrors(struct loader *ld)
 	}
 }
 
+/* A TAP port is a daemon's: an external endpoint has none. */
+static void check_port_kinds(struct loader *ld)
+{
+	const struct topology *t = ld->t;
+
+	for (int k = 0; k < t->nlinks && !ld->failed; k++) {
+		const struct topo_link *l = &t->links[k];
+		for (int e = 0; e < 2; e++) {
+			const struct topo_node *n = &t->nodes[e ? l->b : l->a];
+			if (l->kind[e] == TOPO_PORT_TAP && n->kind == NODE_EXTERNAL) {
+				fail(ld, l->line,
+				     "ports: %s is an external endpoint, run by no daemon (allowed: "
+				     "packet at its end)",
+				     n->name);
+				break;
+			}
+		}
+	}
+}
+
 /* ---- loading ---- */
 
 static void require_nic(struct loader *ld)
@@ -1000,6 +1046,9 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	}
 	if (!ld.failed) {
 		check_mirrors(&ld);
+	}
+	if (!ld.failed) {
+		check_port_kinds(&ld);
 	}
 	if (!ld.failed) {
 		compute_routes(&ld);

@@ -52,11 +52,18 @@ struct topo_node {
 	int nmirrors;
 };
 
+/* How a daemon's port reaches its link (docs/topology.md, Port kinds). */
+enum topo_port_kind {
+	TOPO_PORT_PACKET, /* AF_PACKET on the veth p<N> (the default) */
+	TOPO_PORT_TAP,	  /* a TAP device p<N>, joined to the veth v<N> by tc */
+};
+
 struct topo_link {
 	int a, b;	    /* node indices */
 	int a_port, b_port; /* port numbers on each, in order of appearance */
 	int line;
 	struct link_attrs attrs;
+	enum topo_port_kind kind[2]; /* `ports = KIND_A KIND_B` */
 };
 
 #define TOPO_COLL_TYPES 10 /* Chakra's CollectiveCommType values */
@@ -91,6 +98,13 @@ void topology_free(struct topology *t);
 
 int topology_find(const struct topology *t, const char *name);
 int topology_find_ip(const struct topology *t, uint32_t ip);
+
+/* The kind of port node's port `port` uses. */
+static inline enum topo_port_kind topology_port_kind(const struct topology *t, int node, int port)
+{
+	const struct topo_link *l = &t->links[t->nodes[node].ports[port].link];
+	return l->kind[l->a == node ? 0 : 1];
+}
 
 /* The link rate a NIC's port runs at, both ways: min(link rate, DataRate)
  * (docs/protocol.md §12 rule 13). */

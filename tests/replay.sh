@@ -111,7 +111,7 @@ check "tcpreplay --multiplier=$mult into x0" test $? -eq 0 || sed 's/^/# /' "$tm
 
 stats=
 for _ in $(seq 100); do
-	stats=$("$MRCEMU" ctl h1 stats 2>/dev/null)
+	stats=$("$MRCEMU" ctl --topology "$tmp/b.ini" h1 stats 2>/dev/null)
 	case " $stats " in *" msgs_received=1 "*) break ;; esac
 	sleep 0.1
 done

@@ -331,6 +331,50 @@ static void test_externals_and_delay_rule(void **state)
 	assert_null(t);
 	assert_non_null(strstr(err, ":5: mac: already h0's address"));
 
+	/* Mirrors and port kinds (docs/topology.md, Mirror ports, Port kinds). */
+	path = write_temp("[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n[switch s0]\n"
+			  "mirror = 1 -> tap0@userns\nmirror = 0 -> m-x.0\n"
+			  "[link h0 s0]\nports = tap packet\n[link h1 s0]\n");
+	t = load_ok(path);
+	unlink(path);
+	assert_int_equal(t->nodes[2].nmirrors, 2);
+	assert_int_equal(t->nodes[2].mirrors[0].port, 1);
+	assert_string_equal(t->nodes[2].mirrors[0].ifname, "tap0");
+	assert_string_equal(t->nodes[2].mirrors[0].netns, "userns");
+	assert_string_equal(t->nodes[2].mirrors[1].ifname, "m-x.0");
+	assert_string_equal(t->nodes[2].mirrors[1].netns, "");
+	assert_int_equal(topology_port_kind(t, 0, 0), TOPO_PORT_TAP);
+	assert_int_equal(topology_port_kind(t, 2, 0), TOPO_PORT_PACKET);
+	assert_int_equal(topology_port_kind(t, 1, 0), TOPO_PORT_PACKET);
+	topology_free(t);
+	static const struct {
+		const char *line, *want;
+	} bad[] = {
+	    {"mirror = 2 -> tap0", ":6: mirror: s0 has no port 2 (allowed: 0..1)"},
+	    {"mirror = 0 -> a/b", ":6: mirror: '0 -> a/b' is not PORT -> IFNAME[@NETNS]"},
+	    {"mirror = 0 -> waytoolonginterface", ":6: mirror: '0 -> waytoolonginterface'"},
+	    {"mirror = x -> tap0", ":6: mirror: 'x -> tap0' is not"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text,
+			 "[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n[switch s0]\n%s\n"
+			 "[link h0 s0]\n[link h1 s0]\n",
+			 bad[i].line);
+		path = write_temp(text);
+		t = topology_load(path, err, sizeof err);
+		unlink(path);
+		assert_null(t);
+		if (!strstr(err, bad[i].want))
+			fail_msg("%s: got \"%s\"", bad[i].line, err);
+	}
+	path = write_temp("[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\n"
+			  "[link h0 x0]\nports = packet tap\n");
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	assert_null(t);
+	assert_non_null(strstr(err, ":5: ports: x0 is an external endpoint"));
+
 	path = write_temp("[nic]\nip = 10.0.0.1\n");
 	t = topology_load(path, err, sizeof err);
 	unlink(path);

@@ -155,6 +155,15 @@ void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
 	d->sends_finished++;
 }
 
+void driver_open(void *ctx, const struct nic_msg_info *i)
+{
+	struct driver *d = ctx;
+	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+
+	if (m && !m->done && !m->failed)
+		m->retransmissions = i->retransmissions;
+}
+
 bool driver_done(const struct driver *d)
 {
 	return d->sends_finished == d->sends;

@@ -59,6 +59,10 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 		       ps_t now);
 void driver_failed(struct driver *d, const struct nic_msg_info *m, ps_t now);
 
+/* At the end, for nic_each_open: a message still open keeps the
+ * retransmissions its NIC counted so far. */
+void driver_open(void *ctx, const struct nic_msg_info *m);
+
 /* Every message this driver posts has completed or failed. */
 bool driver_done(const struct driver *d);
 

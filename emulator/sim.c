@@ -456,6 +456,7 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 		if (!nic)
 			continue;
 		outcome_add_nic(&r->o, nic_get, nic);
+		nic_each_open(nic, driver_open, &s->driver);
 		nic_finish(nic, r->end, report);
 	}
 }

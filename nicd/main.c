@@ -252,6 +252,7 @@ static void finish(void *ctx, ps_t now)
 		chakra_exec_write_nodes(&n->cx, n->chakra_nodes);
 		chakra_exec_write_messages(&n->cx, n->messages);
 	} else if (n->driver_ok) {
+		nic_each_open(n->nic, driver_open, &n->driver);
 		driver_report(&n->driver, stderr);
 		driver_write_messages(&n->driver, n->messages);
 	}

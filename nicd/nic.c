@@ -214,6 +214,18 @@ void nic_receive_frame(struct nic *nic, const uint8_t *frame, size_t len, ps_t n
 	nic_receive(nic, p, now);
 }
 
+void nic_each_open(const struct nic *nic, void (*fn)(void *ctx, const struct nic_msg_info *m),
+		   void *ctx)
+{
+	for (size_t i = 0; nic->send_qps.slots && i <= nic->send_qps.mask; i++) {
+		const struct nic_qp_send *sq = nic->send_qps.slots[i].val;
+		if (sq) {
+			struct nic_msg_info m = nic_send_info(nic, sq);
+			fn(ctx, &m);
+		}
+	}
+}
+
 uint64_t nic_open_messages(const struct nic *nic)
 {
 	return nic->open_msgs;
@@ -237,7 +249,9 @@ static const char *stuck_reason(const struct nic_qp_send *sq)
 
 void nic_finish(struct nic *nic, ps_t now, FILE *report)
 {
-	nic_stats_row(nic, now);
+	/* A run that ends on a stats tick has written its final row already. */
+	if (!nic->stats_rows || nic->last_stats != now)
+		nic_stats_row(nic, now);
 	if (!report)
 		return;
 	for (size_t i = 0; nic->send_qps.slots && i <= nic->send_qps.mask; i++) {

@@ -102,6 +102,11 @@ void nic_receive_frame(struct nic *nic, const uint8_t *frame, size_t len, ps_t n
  * not complete, and why, to `report` (may be NULL). */
 void nic_finish(struct nic *nic, ps_t now, FILE *report);
 
+/* What the NIC knows of each message it posted that is still open (its
+ * retransmissions so far), for the records at the end of a run. */
+void nic_each_open(const struct nic *nic, void (*fn)(void *ctx, const struct nic_msg_info *m),
+		   void *ctx);
+
 /* Messages this NIC posted that have not reached MSG_COMPLETE. */
 uint64_t nic_open_messages(const struct nic *nic);
 

@@ -272,6 +272,7 @@ struct nic {
 	uint64_t cwnd_min, cwnd_max;
 	events_id stats_timer;
 	ps_t last_stats;
+	uint64_t stats_rows;
 };
 
 /* qp.c — queue pairs, groups, destinations */

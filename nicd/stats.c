@@ -73,6 +73,21 @@ uint64_t nic_counter(const struct nic *nic, const char *name)
 	return UINT64_MAX;
 }
 
+/* The window of every group with a sending QP counts in the interval's
+ * cwnd_min and cwnd_max, whether or not it changed. */
+static void cwnd_fold_open(struct nic *nic)
+{
+	for (size_t i = 0; nic->send_qps.slots && i <= nic->send_qps.mask; i++) {
+		const struct nic_qp_send *sq = nic->send_qps.slots[i].val;
+		if (!sq)
+			continue;
+		if (sq->group->cwnd < nic->cwnd_min)
+			nic->cwnd_min = sq->group->cwnd;
+		if (sq->group->cwnd > nic->cwnd_max)
+			nic->cwnd_max = sq->group->cwnd;
+	}
+}
+
 /* One row for the NIC: totals so far and the interval since the last row. */
 void nic_stats_row(struct nic *nic, ps_t now)
 {
@@ -80,6 +95,7 @@ void nic_stats_row(struct nic *nic, ps_t now)
 
 	if (!c || !nic->a.transport_stats)
 		return;
+	cwnd_fold_open(nic);
 	csv_u64(c, now);
 	csv_str(c, nic->name);
 	csv_ipv4(c, nic->ip);
@@ -95,6 +111,7 @@ void nic_stats_row(struct nic *nic, ps_t now)
 	nic->cwnd_min = UINT64_MAX;
 	nic->cwnd_max = 0;
 	nic->last_stats = now;
+	nic->stats_rows++;
 }
 
 static void stats_tick(void *arg, ps_t now)

@@ -651,6 +651,69 @@ static void test_one_qpn_allocator(void **state)
 	scenario_free(s);
 }
 
+/* Issue 9 item 6, the records.  A link down for the whole run and `until`
+ * on a stats tick: one row per NIC and tick, the last not repeated; the
+ * window of the open group (CongestionControl None: MaxCongestionWindow,
+ * 374,040 B at the defaults) in cwnd_min and cwnd_max of every interval,
+ * though it never changes; the open message's retransmissions so far in
+ * messages.csv.  The first version wrote a second row at 2 ms with zero
+ * intervals, cwnd 0 after the first interval, and 0 retransmissions. */
+static void test_records_of_an_open_message(void **state)
+{
+	struct scenario *s = scenario_b2b("CongestionControl = None\nMonitorEnabled = false",
+					  "down = 0ns-1s", "1,0ns,h0,h1,4KiB,\n");
+	const struct table *st;
+	size_t rows = 0;
+
+	(void)state;
+	s->until = 2000 * US;
+	assert_int_equal(scenario_run(s), 1);
+	st = scenario_table(s, "mrc-transport-stats.csv");
+	for (size_t r = 0; r < st->nrows; r++) {
+		if (strcmp(table_cell(st, r, "node"), "h0"))
+			continue;
+		rows++;
+		assert_int_equal(table_u64(st, r, "time_ps"), rows * 1000 * US);
+		assert_int_equal(table_u64(st, r, "cwnd_min"), 374040);
+		assert_int_equal(table_u64(st, r, "cwnd_max"), 374040);
+	}
+	assert_int_equal(rows, 2);
+	assert_true(scenario_counter(s, "h0", "tx_retx_pkts") > 0);
+	assert_int_equal(table_u64(messages(s), 0, "retransmissions"),
+			 scenario_counter(s, "h0", "tx_retx_pkts"));
+	scenario_free(s);
+}
+
+/* Issue 9 item 6: the receiver's mrc-events rows name the message (RETH
+ * and METH carry it) and its bytes; the receiver's monitor rows leave
+ * rtx_origin empty, which only the sender can know. */
+static void test_receiver_rows_name_the_message(void **state)
+{
+	struct scenario *s =
+	    scenario_b2b(NULL, "drop = h0>h1 data psn=3 tx=1", "7,0ns,h0,h1,16KiB,\n");
+	const struct table *ev, *m;
+	size_t rtx_rows = 0;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 0);
+	ev = scenario_table(s, "mrc-events.csv");
+	for (size_t r = 0; r < ev->nrows; r++) {
+		if (strcmp(table_cell(ev, r, "node"), "h1"))
+			continue;
+		assert_int_equal(table_u64(ev, r, "msg_id"), 7);
+		assert_int_equal(table_u64(ev, r, "bytes"), 16384);
+	}
+	assert_true(event_time(s, "h1", "RECV_COMPLETE", 7) > 0);
+	m = monitor(s);
+	for (size_t r = 0; r < m->nrows; r++)
+		if (monitor_is(m, r, "h1", "rx", "DATA") && table_u64(m, r, "rtx_bit")) {
+			assert_string_equal(table_cell(m, r, "rtx_origin"), "");
+			rtx_rows++;
+		}
+	assert_int_equal(rtx_rows, 1);
+	scenario_free(s);
+}
+
 /* Issue 9 item 1: a receiving QP that has not completed is never reclaimed
  * for silence (§12 rule 11, revised): the seed's sender retransmits until
  * acknowledged, so after a 2 ms outage its retransmissions still find the
@@ -920,6 +983,8 @@ int main(void)
 	    cmocka_unit_test(test_lost_final_ack_rerequest),
 	    cmocka_unit_test(test_max_qps_evicts_least_recently_active),
 	    cmocka_unit_test(test_one_qpn_allocator),
+	    cmocka_unit_test(test_records_of_an_open_message),
+	    cmocka_unit_test(test_receiver_rows_name_the_message),
 	    cmocka_unit_test(test_outage_longer_than_reclaim),
 	    cmocka_unit_test(test_final_ack_lost_twice),
 	    cmocka_unit_test(test_icrc_adds_four_bytes),

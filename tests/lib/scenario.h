@@ -22,6 +22,7 @@ struct scenario {
 	char dir[256];
 	char out[300];
 	int rc;
+	ps_t until; /* the run's --until, 0 for none */
 	struct sim_result r;
 	struct table *tables[8];
 	char names[8][64];

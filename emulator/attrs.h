@@ -66,7 +66,8 @@ struct nic_attrs {
 
 	/* congestion control, docs/protocol.md §5; 0 = derived (attrs_resolve) */
 	enum cc_algo cc;               /* CongestionControl [NSCC] */
-	ps_t config_base_rtt;          /* ConfigBaseRTT [5us] */
+	ps_t config_base_rtt;          /* ConfigBaseRTT [5us]; 0 while auto */
+	bool config_base_rtt_auto;     /* ConfigBaseRTT = auto: the fabric RTT */
 	ps_t target_queue_delay;       /* TargetQueueDelay [0.75 or 1.0 x base] */
 	uint64_t max_cwnd;             /* MaxCongestionWindow [1.5 BDP] */
 	uint64_t initial_cwnd;         /* InitialCongestionWindow [= max] */
@@ -94,6 +95,8 @@ struct switch_attrs {
 	bool trimming;                 /* TrimmingEnabled [true] */
 	bool pfc;                      /* PfcEnabled [false]; true is refused */
 	uint64_t egress_queue_limit;   /* EgressQueueLimit [0 = port rate x 5us] */
+	bool egress_queue_limit_auto;  /* EgressQueueLimit = auto */
+	ps_t queue_rtt;                /* with auto: the fabric RTT (topology) */
 	double ecn_kmin;               /* EcnKmin [0.2] of the limit */
 	double ecn_kmax;               /* EcnKmax [0.8] of the limit */
 	double ecn_pmax;               /* EcnPmax [1.0] */

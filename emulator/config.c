@@ -119,7 +119,8 @@ const struct attr_def config_attrs[] = {
     ENTRY("CongestionControl", ATTR_ENUM, NIC(cc), "NSCC", NULL, NULL, cc_names,
 	  "NSCC, or None: cwnd fixed at MaxCongestionWindow (docs/protocol.md §5)"),
     ENTRY("ConfigBaseRTT", ATTR_TIME, NIC(config_base_rtt), "5us", "1ns", "1s", NULL,
-	  "base RTT a new QP group starts from; BDP = DataRate x ConfigBaseRTT"),
+	  "base RTT a new QP group starts from; BDP = DataRate x ConfigBaseRTT; auto = "
+	  "the topology's longest host-to-host round trip"),
     ENTRY("TargetQueueDelay", ATTR_TIME, NIC(target_queue_delay), "", "1ps", "1s", NULL,
 	  "queueing delay NSCC aims for"),
     ENTRY("MaxCongestionWindow", ATTR_BYTES, NIC(max_cwnd), "", "1B", "1GiB", NULL,
@@ -159,7 +160,8 @@ const struct attr_def config_attrs[] = {
     ENTRY("PfcEnabled", ATTR_BOOL, SW(pfc), "false", "false", "false", NULL,
 	  "PFC pause frames: not modelled yet, so true is refused"),
     ENTRY("EgressQueueLimit", ATTR_BYTES, SW(egress_queue_limit), "", "1B", "1GiB", NULL,
-	  "byte limit of each egress queue"),
+	  "byte limit of each egress queue; auto = port rate x the topology's longest "
+	  "host-to-host round trip"),
     ENTRY("EcnKmin", ATTR_DOUBLE, SW(ecn_kmin), "0.2", "0", "1", NULL,
 	  "fraction of the limit where ECN marking starts"),
     ENTRY("EcnKmax", ATTR_DOUBLE, SW(ecn_kmax), "0.8", "0", "1", NULL,
@@ -521,6 +523,30 @@ static bool set_windows(const struct attr_def *d, struct link_attrs *l, const ch
 	return ok;
 }
 
+/* docs/protocol.md §§5, 9: ConfigBaseRTT and EgressQueueLimit may be
+ * `auto`, the topology's longest host-to-host round trip (topology.c
+ * settles it once routes are known).  Any other value clears auto. */
+static bool set_auto(enum attr_scope scope, void *obj, const struct attr_def *d,
+		     const char *value)
+{
+	bool is_auto = !strcasecmp(value, "auto");
+
+	if (scope == ATTR_NIC && !strcmp(d->name, "ConfigBaseRTT")) {
+		struct nic_attrs *a = obj;
+		a->config_base_rtt_auto = is_auto;
+		if (is_auto)
+			a->config_base_rtt = 0;
+	} else if (scope == ATTR_SWITCH && !strcmp(d->name, "EgressQueueLimit")) {
+		struct switch_attrs *a = obj;
+		a->egress_queue_limit_auto = is_auto;
+		if (is_auto)
+			a->egress_queue_limit = 0;
+	} else {
+		return false;
+	}
+	return is_auto;
+}
+
 bool config_set(enum attr_scope scope, void *obj, const char *name, const char *value, char *err,
 		size_t errlen)
 {
@@ -535,6 +561,8 @@ bool config_set(enum attr_scope scope, void *obj, const char *name, const char *
 		return false;
 	}
 	value = value ? value : "";
+	if (set_auto(scope, obj, d, value))
+		return true;
 	switch (d->type) {
 	case ATTR_STRING:
 		return set_string(d, obj, value, err, errlen);
@@ -643,6 +671,8 @@ static uint64_t max_cwnd_default(const struct nic_attrs *a)
 
 void config_nic_resolve(struct nic_attrs *a)
 {
+	if (!a->config_base_rtt) /* auto, until the topology settles it */
+		return;
 	if (!a->target_queue_delay) {
 		a->target_queue_delay =
 		    a->trimming ? a->config_base_rtt * 3 / 4 : a->config_base_rtt;
@@ -661,17 +691,22 @@ void config_nic_resolve(struct nic_attrs *a)
 	}
 }
 
-/* docs/protocol.md §9: one BDP of the port rate x 5 us (250,000 B at 400 Gbps). */
+/* docs/protocol.md §9: one BDP of the port rate x 5 us (250,000 B at 400 Gbps),
+ * or with `auto` of the port rate x the fabric's round trip. */
 void config_switch_resolve(struct switch_attrs *a, uint64_t port_rate)
 {
+	ps_t rtt = a->egress_queue_limit_auto && a->queue_rtt ? a->queue_rtt : 5 * PS_PER_US;
+
 	if (!a->egress_queue_limit) {
 		a->egress_queue_limit =
-		    (uint64_t)((unsigned __int128)port_rate * 5 * PS_PER_US / (8 * PS_PER_S));
+		    (uint64_t)((unsigned __int128)port_rate * rtt / (8 * PS_PER_S));
 	}
 }
 
 bool config_nic_check(const struct nic_attrs *a, char *err, size_t errlen)
 {
+	if (!a->config_base_rtt) /* auto: checked once the topology settles it */
+		return true;
 	if ((uint64_t)a->starting_port_offset + a->entropy_count > 65536) {
 		snprintf(err, errlen,
 			 "EntropyCount: StartingPortOffset %" PRIu32 " + EntropyCount %" PRIu32

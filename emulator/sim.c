@@ -641,6 +641,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 			"set until (or --until) to run longer\n",
 			(unsigned long long)(SIM_DEFAULT_LIMIT / PS_PER_S));
 	r->end = events_now(s.q);
+	r->auto_rtt = s.t->auto_rtt;
 	r->events = events_executed(s.q);
 	r->o.messages = s.w.count;
 	summarize(&s, r, report);
@@ -663,6 +664,9 @@ void sim_print_summary(const struct sim_result *r, FILE *out)
 
 	outcome_print(&r->o, out);
 	fputs(r->chakra_summary, out);
+	if (r->auto_rtt) /* docs/protocol.md §§5, 9 */
+		fprintf(out, "auto: fabric round trip %s (ConfigBaseRTT, EgressQueueLimit)\n",
+			time_format(r->auto_rtt, d, 32));
 	fprintf(out, "virtual time: %s  events: %llu  cpu: %.3f s\nrecords: %s/\n",
 		time_format(r->end, d, 32), (unsigned long long)r->events, r->cpu_seconds,
 		r->outdir);

@@ -31,6 +31,7 @@ struct sim_result {
 	uint64_t events;
 	ps_t end;
 	bool capped; /* stopped at SIM_DEFAULT_LIMIT */
+	ps_t auto_rtt; /* the fabric round trip `auto` attributes took, or 0 */
 	double cpu_seconds;
 	char outdir[4096];
 	bool chakra_done;	  /* a Chakra trace: every node finished */

@@ -851,6 +851,38 @@ static void compute_routes(struct loader *ld)
 	}
 }
 
+/* docs/protocol.md §§5, 9: `ConfigBaseRTT = auto` and `EgressQueueLimit =
+ * auto` take the fabric's round trip, known once the routes are. */
+static void settle_auto(struct loader *ld)
+{
+	struct topology *t = ld->t;
+	char why[TOPO_ERR_MAX];
+	ps_t rtt = 0;
+
+	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
+		struct topo_node *n = &t->nodes[i];
+		bool nic_auto = n->kind == NODE_NIC && n->nic.config_base_rtt_auto;
+		bool sw_auto = n->kind == NODE_SWITCH && n->sw.egress_queue_limit_auto;
+		if (!nic_auto && !sw_auto) {
+			continue;
+		}
+		if (!rtt && !(rtt = topology_fabric_rtt(t))) {
+			fail(ld, n->line, "ConfigBaseRTT: auto needs a path between two NICs");
+			return;
+		}
+		t->auto_rtt = rtt;
+		if (sw_auto) {
+			n->sw.queue_rtt = rtt;
+			continue;
+		}
+		n->nic.config_base_rtt = rtt;
+		config_nic_resolve(&n->nic);
+		if (!config_nic_check(&n->nic, why, sizeof why)) {
+			fail(ld, n->line, "%s", why);
+		}
+	}
+}
+
 uint64_t topology_port_rate(const struct topology *t, int node, int port)
 {
 	const struct topo_node *n = &t->nodes[node];
@@ -1055,6 +1087,9 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	}
 	if (!ld.failed) {
 		default_ranks(&ld);
+	}
+	if (!ld.failed) {
+		settle_auto(&ld);
 	}
 	loader_free(&ld);
 	if (ld.failed) {

@@ -88,6 +88,7 @@ struct topology {
 	 * NIC d, the ECMP set of egress ports on every shortest path. */
 	uint16_t *route_ports; /* [nnodes][nnodes][TOPO_ECMP_MAX] */
 	uint8_t *route_count;  /* [nnodes][nnodes] */
+	ps_t auto_rtt; /* what `auto` resolved to, 0 when nothing used it */
 };
 
 #define TOPO_ECMP_MAX 16
@@ -114,6 +115,11 @@ uint64_t topology_port_rate(const struct topology *t, int node, int port);
  * reach the others, or with more than TOPO_ECMP_MAX equal next hops, returns
  * false with that node and one line of why. */
 bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len);
+
+/* docs/protocol.md §5, `ConfigBaseRTT = auto`: the longest host-to-host
+ * round trip of the topology at line rate with a full packet (MSS + 78
+ * bytes serialized at every hop, both ways, plus the links' delays). */
+ps_t topology_fabric_rtt(const struct topology *t);
 
 /* ECMP next-hop ports of switch `sw` towards node `dst`; count 0 = none. */
 int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports);

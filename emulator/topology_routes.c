@@ -111,3 +111,45 @@ int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **po
 	*ports = &t->route_ports[i * TOPO_ECMP_MAX];
 	return t->route_count[i];
 }
+
+/* One way from NIC a to NIC b along the first of the routes' equal next
+ * hops: each hop's serialization of a full packet (MSS + 78 bytes, store
+ * and forward) and its delay. */
+static ps_t one_way(const struct topology *t, int a, int b)
+{
+	uint64_t full = t->nodes[a].nic.mss + 78;
+	int node = a, port = 0;
+	ps_t sum = 0;
+
+	for (int hops = 0; hops <= t->nnodes; hops++) {
+		const struct topo_port *p = &t->nodes[node].ports[port];
+		const uint16_t *ports;
+		sum += time_serialize(full, topology_port_rate(t, node, port)) +
+		       t->links[p->link].attrs.delay;
+		node = p->peer;
+		if (node == b || t->nodes[node].kind != NODE_SWITCH ||
+		    topology_ecmp(t, node, b, &ports) < 1)
+			break;
+		port = ports[0];
+	}
+	return sum;
+}
+
+ps_t topology_fabric_rtt(const struct topology *t)
+{
+	ps_t longest = 0;
+
+	for (int a = 0; a < t->nnodes; a++) {
+		if (t->nodes[a].kind != NODE_NIC || !t->nodes[a].nports)
+			continue;
+		for (int b = 0; b < t->nnodes; b++) {
+			ps_t rtt;
+			if (b == a || t->nodes[b].kind != NODE_NIC)
+				continue;
+			rtt = one_way(t, a, b) + one_way(t, b, a);
+			if (rtt > longest)
+				longest = rtt;
+		}
+	}
+	return longest;
+}

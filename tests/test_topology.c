@@ -392,6 +392,46 @@ static void test_externals_and_delay_rule(void **state)
 	assert_non_null(strstr(err, "tests/data/no-such-file.ini: cannot open"));
 }
 
+/* docs/protocol.md §§5, 9: `ConfigBaseRTT = auto` is the topology's
+ * longest host-to-host round trip at line rate with a full packet: here a
+ * 4,174-byte packet at 400 Gbps on the host links (83.48 ns) and 800 Gbps
+ * on the spine links (41.74 ns), four 1 µs links each way: 2 x (4 µs +
+ * 250.44 ns) = 8,500.88 ns.  MaxCongestionWindow follows from it (1.5 x
+ * BDP = 637,566 B, 153 units of 4,156 B = 635,868 B); `EgressQueueLimit =
+ * auto` is one BDP of the port's rate: 425,044 B at 400 Gbps. */
+static void test_auto_fabric_rtt(void **state)
+{
+	char err[TOPO_ERR_MAX] = "";
+	char *path = write_temp("[nic]\nConfigBaseRTT = auto\n[switch]\nEgressQueueLimit = auto\n"
+				"[nic h0]\nip = 10.0.1.1\n[nic h1]\nip = 10.0.2.1\n"
+				"[switch leaf0]\n[switch leaf1]\n[switch spine0]\n[switch spine1]\n"
+				"[link h0 leaf0]\n[link h1 leaf1]\n"
+				"[link leaf0 spine0]\nrate = 800Gbps\n[link leaf0 spine1]\nrate = 800Gbps\n"
+				"[link leaf1 spine0]\nrate = 800Gbps\n[link leaf1 spine1]\nrate = 800Gbps\n");
+	struct topology *t = topology_load(path, err, sizeof err);
+	struct switch_attrs sw;
+
+	(void)state;
+	unlink(path);
+	if (!t) {
+		fail_msg("%s", err);
+	}
+	assert_int_equal(t->auto_rtt, 8500880);
+	assert_int_equal(t->nodes[0].nic.config_base_rtt, 8500880);
+	assert_int_equal(t->nodes[0].nic.target_queue_delay, 8500880 * 3 / 4);
+	assert_int_equal(t->nodes[1].nic.max_cwnd, 153 * 4156);
+	sw = t->nodes[2].sw;
+	config_switch_resolve(&sw, 400 * GBPS);
+	assert_int_equal(sw.egress_queue_limit, 425044);
+	topology_free(t);
+
+	/* the defaults stay as the design gives them */
+	t = load_ok(DATA "leaf-spine-small.ini");
+	assert_int_equal(t->auto_rtt, 0);
+	assert_int_equal(t->nodes[0].nic.config_base_rtt, 5 * PS_PER_US);
+	topology_free(t);
+}
+
 static void test_ipv4(void **state)
 {
 	uint32_t ip;
@@ -560,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_leaf_spine_ecmp),
 	    cmocka_unit_test(test_bad_fixtures),
 	    cmocka_unit_test(test_externals_and_delay_rule),
+	    cmocka_unit_test(test_auto_fabric_rtt),
 	    cmocka_unit_test(test_ipv4),
 	    cmocka_unit_test(test_drop_rules),
 	    cmocka_unit_test(test_workload_good),

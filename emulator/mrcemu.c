@@ -9,6 +9,7 @@
 
 #include "chakra_export.h"
 #include "config.h"
+#include "import.h"
 #include "launch.h"
 #include "sim.h"
 #include "time.h"
@@ -28,6 +29,7 @@ static const char usage_main[] =
     "  ctl NODE COMMAND...    send a control command to a running daemon\n"
     "  attributes             list every attribute with its default and range\n"
     "  export FORMAT          the topology's workload as Chakra traces or as CSV\n"
+    "  import htsim TOPO CM -o DIR  an htsim scenario as a topology and workload\n"
     "\n"
     "`mrcemu COMMAND --help` describes each command.  With no topology, sim and run\n"
     "use " DEFAULT_TOPOLOGY ".\n";
@@ -405,6 +407,42 @@ static int cmd_export(int argc, char **argv)
 	return chakra_export_main(argc, argv, DEFAULT_TOPOLOGY);
 }
 
+static const char usage_import[] =
+    "Usage: mrcemu import htsim TOPO.topo MATRIX.cm -o DIR\n"
+    "\n"
+    "Writes DIR/NAME.ini and DIR/NAME.csv (NAME from MATRIX's file name): htsim's\n"
+    "two-tier leaf-spine (Nodes, Tier 0 Radix_Down hosts a leaf and Radix_Up\n"
+    "spines, each tier's downlink rate and latency) and its connection matrix\n"
+    "(SRC->DST id ID start T size BYTES, T in ps, host N = the N-th NIC) as an\n"
+    "mrcemu topology and workload, with ConfigBaseRTT and EgressQueueLimit auto.\n"
+    "Trigger flows, switch latency and oversubscription are refused with one line.\n"
+    "Exit status: 0, or 2 on a bad file (FILE:LINE: reason).\n";
+
+static int cmd_import(int argc, char **argv)
+{
+	const char *outdir = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ho:", (const struct option[]){{"help", 0, 0, 'h'},
+									  {0, 0, 0, 0}},
+				NULL)) != -1) {
+		if (c == 'o') {
+			outdir = optarg;
+		} else if (c == 'h') {
+			fputs(usage_import, stdout);
+			return 0;
+		} else {
+			return bad_option("import");
+		}
+	}
+	if (argc - optind != 3 || strcmp(argv[optind], "htsim"))
+		return bad_usage("import", "needs: htsim TOPO.topo MATRIX.cm");
+	if (!outdir)
+		return bad_usage("import", "needs -o DIR");
+	return import_htsim(argv[optind + 1], argv[optind + 2], outdir, stderr);
+}
+
 int main(int argc, char **argv)
 {
 	opterr = 0;
@@ -414,7 +452,7 @@ int main(int argc, char **argv)
 	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
 		    {"run", cmd_run},	{"up", cmd_up},
 		    {"down", cmd_down}, {"ctl", cmd_ctl},
-		    {"export", cmd_export}};
+		    {"export", cmd_export}, {"import", cmd_import}};
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

@@ -98,7 +98,7 @@ test: all
 
 check:
 	$(MAKE) BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		CFLAGS="-O1 -g" test
+		CFLAGS="-O1 -g -DMRCEMU_CHECK_INVARIANTS" test
 
 demo: all
 	@scripts/demo $(BUILD)

@@ -47,7 +47,7 @@ const struct attr_def config_attrs[] = {
 	  "seeds every engine's RNG (docs/architecture.md, Determinism)"),
     ENTRY("scale", ATTR_U64, EMU(scale), "2000", "1", "1000000000", NULL,
 	  "run: wall-clock ns per virtual ns"),
-    ENTRY("until", ATTR_TIME, EMU(until), "0", NULL, NULL, NULL,
+    ENTRY("until", ATTR_TIME, EMU(until), "0", "0ps", "281s", NULL,
 	  "virtual stop time; 0 = when the workload is done"),
     ENTRY("capture", ATTR_BOOL, EMU(capture), "off", NULL, NULL, NULL,
 	  "write pcap/NODE-PORT.pcap of every port"),

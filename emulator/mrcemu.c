@@ -70,6 +70,19 @@ static int cmd_argc;
 static char **cmd_argv;
 
 /* getopt's own complaints are off: each bad argument gets our one line. */
+/* --until: a time the frames' 48-bit arrival stamp can carry (ARCHITECTURE
+ * in docs/architecture.md, the trailer): at most 281 s of virtual time. */
+static bool until_parse(const char *s, ps_t *until, char *err, size_t len)
+{
+	if (!time_parse(s, until, err, len))
+		return false;
+	if (*until > MRCEMU_MAX_RUN) {
+		snprintf(err, len, "--until: %s is past the longest run (allowed: up to 281s)", s);
+		return false;
+	}
+	return true;
+}
+
 static int bad_option(const char *cmd)
 {
 	const char *arg = optind - 1 < cmd_argc ? cmd_argv[optind - 1] : "?";
@@ -116,7 +129,7 @@ static int cmd_sim(int argc, char **argv)
 			o.seed_set = true;
 			break;
 		case 'u':
-			if (!time_parse(optarg, &o.until, err, sizeof(err)))
+			if (!until_parse(optarg, &o.until, err, sizeof(err)))
 				return bad_usage("sim", err);
 			break;
 		case 'q':
@@ -297,7 +310,7 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 					 "--scale: not a whole number >= 1 (allowed: 1..2^64-1)");
 		return -1;
 	case 'u':
-		if (!time_parse(optarg, &o->until, err, sizeof(err)))
+		if (!until_parse(optarg, &o->until, err, sizeof(err)))
 			return bad_usage(cmd, err);
 		return -1;
 	case 'q':

@@ -19,6 +19,23 @@ typedef uint64_t ps_t;
 #define PS_PER_MS 1000000000ULL
 #define PS_PER_S 1000000000000ULL
 #define PS_NEVER UINT64_MAX
+/* The longest run: a frame's virtual arrival travels in a 48-bit stamp
+ * (docs/architecture.md), 2^48 - 1 ps = 281.47 s; `until` is refused past
+ * 281 s. */
+#define MRCEMU_MAX_RUN (281 * PS_PER_S)
+
+/* Saturating arithmetic for deadlines: a sum or a doubling that would pass
+ * the largest time stays at PS_NEVER - 1, later than any run, instead of
+ * wrapping to an early one. */
+static inline ps_t time_add(ps_t a, ps_t b)
+{
+	return a < PS_NEVER - 1 - b ? a + b : PS_NEVER - 1;
+}
+
+static inline ps_t time_shl(ps_t t, unsigned k)
+{
+	return k < 64 && t <= (PS_NEVER - 1) >> k ? t << k : PS_NEVER - 1;
+}
 
 /* Parse "150us", "1.5ms", "83480ps" (units ps ns us ms s; a bare number is
  * refused).  Returns true on success; on failure writes one line to err. */

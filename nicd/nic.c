@@ -163,8 +163,8 @@ static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)
 
 void nic_receive(struct nic *nic, struct pkt *p, ps_t now)
 {
-	if (nic->port.down) {
-		nic->c.tx_drop_link_down++;
+	if (nic->port.down) { /* a frame that reaches a down port is not received */
+		nic->c.rx_drop_port_down++;
 	} else if (p->dst_ip != nic->ip) {
 		nic->c.rx_drop_not_for_us++;
 	} else {

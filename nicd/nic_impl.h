@@ -18,7 +18,7 @@
 	    X(tx_ar_pkts) X(completion_rerequests) X(rx_data_pkts) X(rx_data_bytes) X(rx_dup_pkts) \
 		X(rx_ooo_events) X(rx_trimmed) X(rx_ack) X(rx_sack) X(rx_nack) X(rx_nack_unknown)  \
 		    X(rx_probe) X(rx_drop_ingress_full) X(rx_drop_unknown_qp) X(rx_for_closed_qp)  \
-			X(rx_drop_max_qps) X(rx_drop_psn_window) X(rx_drop_not_for_us)             \
+			X(rx_drop_max_qps) X(rx_drop_port_down) X(rx_drop_psn_window) X(rx_drop_not_for_us)             \
 			    X(rx_drop_qp_error) X(rx_pattern_errors) X(tx_drop_link_lost)          \
 				X(tx_drop_link_down) X(tx_drop_rule) X(tx_drop_ctl_pool)           \
 				    X(msgs_posted) X(msgs_refused) X(msgs_completed)               \
@@ -32,6 +32,31 @@ struct nic_counters {
 #undef NIC_COUNTER_FIELD
 	uint64_t rx_drop_wire[WIRE_ERROR_COUNT];
 };
+
+/* The engine's invariants: checked (abort with the place) in `make check`,
+ * which builds with MRCEMU_CHECK_INVARIANTS; otherwise a counter that
+ * would go below zero stays at zero. */
+#ifdef MRCEMU_CHECK_INVARIANTS
+#include <stdio.h>
+#include <stdlib.h>
+#define NIC_INVARIANT(cond)                                                                        \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+#else
+#define NIC_INVARIANT(cond) ((void)0)
+#endif
+
+/* *v -= x for a count of bytes or packets, never below zero. */
+#define NIC_SUB(v, x)                                                                              \
+	do {                                                                                       \
+		uint64_t x_ = (x);                                                                 \
+		NIC_INVARIANT((v) >= x_);                                                          \
+		(v) = (v) >= x_ ? (v) - x_ : 0;                                                    \
+	} while (0)
 
 #define FIRST_QPN 0x100 /* QPs 0..2 are reserved (2 is the probe endpoint) */
 
@@ -341,7 +366,7 @@ ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k);
 void nic_pcie_init(struct nic *nic);
 void nic_pcie_destroy(struct nic *nic);
 ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes);
-void nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now);
+bool nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now);
 void nic_pcie_write(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, ps_t now);
 /* tx.c: a fetch's payload has arrived from the host (seed, Hand-off). */
 void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);

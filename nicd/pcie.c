@@ -61,18 +61,22 @@ static void fetch_done(void *arg, ps_t now)
 	nic_handoff(nic, (uint32_t)(f >> FETCH_IDX_BITS), f & ((1ULL << FETCH_IDX_BITS) - 1), now);
 }
 
-/* One read request of ReadRequestSize bytes, then the whole segment back. */
-void nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now)
+/* One read request of ReadRequestSize bytes, then the whole segment back.
+ * Returns false, with nothing issued, when the fetch cannot be tracked
+ * (out of memory). */
+bool nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now)
 {
 	struct nic_pcie *pc = &nic->pcie;
 	ps_t req_start = now > pc->n2h_free ? now : pc->n2h_free;
 	ps_t req_end = req_start + read_request_time(nic);
 	ps_t cpl_start = req_end > pc->h2n_free ? req_end : pc->h2n_free;
 
+	if (!ring64_push(&pc->fetches, (uint64_t)qpn << FETCH_IDX_BITS | idx))
+		return false;
 	pc->n2h_free = req_end;
 	pc->h2n_free = cpl_start + nic_pcie_time(nic, len);
-	ring64_push(&pc->fetches, (uint64_t)qpn << FETCH_IDX_BITS | idx);
 	events_schedule(nic->ev, pc->h2n_free, fetch_done, nic);
+	return true;
 }
 
 static void write_done(void *arg, ps_t now);
@@ -86,8 +90,9 @@ static void accept_writes(struct nic *nic, ps_t now)
 		uint64_t w = ring64_front(&pc->waiting);
 		uint32_t bytes = (uint32_t)(w >> 32);
 
-		if (pc->txbuf_used && pc->txbuf_used + bytes > nic->a.pcie_tx_buffer)
-			return;
+		if ((pc->txbuf_used && pc->txbuf_used + bytes > nic->a.pcie_tx_buffer) ||
+		    !ring64_push(&pc->writing, bytes))
+			return; /* no room, or no memory: tried again at the next */
 		ring64_pop(&pc->waiting);
 		pc->txbuf_used += bytes;
 		/* Seed, Receive buffer: the receive-pool space is released when
@@ -95,7 +100,6 @@ static void accept_writes(struct nic *nic, ps_t now)
 		nic_ingress_release(nic, (uint32_t)w, false);
 		ps_t start = now > pc->n2h_free ? now : pc->n2h_free;
 		pc->n2h_free = start + nic_pcie_time(nic, bytes);
-		ring64_push(&pc->writing, bytes);
 		nic->c.pcie_write_bytes += bytes;
 		events_schedule(nic->ev, pc->n2h_free, write_done, nic);
 	}
@@ -105,7 +109,7 @@ static void write_done(void *arg, ps_t now)
 {
 	struct nic *nic = arg;
 
-	nic->pcie.txbuf_used -= ring64_pop(&nic->pcie.writing);
+	NIC_SUB(nic->pcie.txbuf_used, ring64_pop(&nic->pcie.writing));
 	accept_writes(nic, now);
 }
 
@@ -113,6 +117,9 @@ static void write_done(void *arg, ps_t now)
  * pool_bytes until the write is accepted. */
 void nic_pcie_write(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, ps_t now)
 {
-	ring64_push(&nic->pcie.waiting, (uint64_t)bytes << 32 | pool_bytes);
+	if (!ring64_push(&nic->pcie.waiting, (uint64_t)bytes << 32 | pool_bytes)) {
+		nic_ingress_release(nic, pool_bytes, false); /* out of memory */
+		return;
+	}
 	accept_writes(nic, now);
 }

@@ -76,7 +76,7 @@ static void release_data(struct nic *nic, uint32_t len, ps_t now)
 	uint64_t half = nic->a.egress_data_pool / 2;
 	bool above = nic->egress_data_used > half;
 
-	nic->egress_data_used -= len;
+	NIC_SUB(nic->egress_data_used, len);
 	if (above && nic->egress_data_used <= half && nic->pass_blocked)
 		nic_tx_kick(nic, now + 15 * PS_PER_NS);
 }
@@ -117,7 +117,7 @@ static void serialization_end(void *arg, ps_t now)
 		release_data(nic, wire_len(p), now);
 		nic->c.tx_probe++;
 	} else {
-		nic->egress_ctl_used -= wire_len(p);
+		NIC_SUB(nic->egress_ctl_used, wire_len(p));
 	}
 	nic_monitor(nic, now, true, p, qpn, p->dqpn, 0);
 	switch (port->down ? LINK_DOWN
@@ -156,7 +156,7 @@ static void port_start(struct nic *nic, ps_t now)
 	struct pkt *p = dequeue(&port->ctl_head, &port->ctl_tail);
 
 	if (p) {
-		port->ctl_queued -= wire_len(p);
+		NIC_SUB(port->ctl_queued, wire_len(p));
 	} else if (!(p = dequeue(&port->data_head, &port->data_tail))) {
 		return;
 	} else {

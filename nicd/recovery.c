@@ -309,7 +309,7 @@ ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k)
 
 	if (!a->fixed_rexmit_time && k > a->linear_retry_count) {
 		unsigned d = k - a->linear_retry_count;
-		t <<= d > 25 ? 25 : d;
+		t = time_shl(t, d > 25 ? 25 : d);
 	}
 	t -= t % PS_PER_US;
 	return t < PS_PER_US ? PS_PER_US : t;
@@ -321,9 +321,9 @@ static void timer_fire(void *arg, ps_t now);
  * started at s expires at the first check at or after s + its duration. */
 void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now)
 {
-	ps_t due = now + nic_timer_duration(&nic->a, s->sched_k);
+	ps_t due = time_add(now, nic_timer_duration(&nic->a, s->sched_k));
 
-	due = (due + PS_PER_US - 1) / PS_PER_US * PS_PER_US;
+	due = time_add(due, PS_PER_US - 1) / PS_PER_US * PS_PER_US;
 	s->timer = events_schedule(nic->ev, due, timer_fire, s);
 }
 
@@ -374,8 +374,8 @@ void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 
 	sq->send_complete = true;
 	nic_send_event(nic, sq, "SEND_COMPLETE", now);
-	sq->rerequest =
-	    events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout, rerequest_check, sq);
+	sq->rerequest = events_schedule(nic->ev, time_add(now, 2 * nic->a.initial_ack_timeout),
+					rerequest_check, sq);
 	nic->host.completion(nic->host.ctx, SEND_COMPLETE, &m, now);
 }
 
@@ -389,8 +389,8 @@ static void rerequest_check(void *arg, ps_t now)
 	struct nic_seg *s = nic_seg(sq, sq->npkts - 1);
 	uint32_t wire = nic_seg_wire(nic, s->len);
 
-	sq->rerequest =
-	    events_schedule(nic->ev, now + 2 * nic->a.initial_ack_timeout, rerequest_check, sq);
+	sq->rerequest = events_schedule(nic->ev, time_add(now, 2 * nic->a.initial_ack_timeout),
+					rerequest_check, sq);
 	if (sq->outstanding || sq->next_fetch < sq->npkts ||
 	    nic->egress_data_used + wire > nic->a.egress_data_pool)
 		return;

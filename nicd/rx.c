@@ -13,9 +13,9 @@ static bool control_class(const struct nic *nic, uint8_t dscp)
 void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control)
 {
 	if (control)
-		nic->ingress_ctl_used -= pool_bytes;
+		NIC_SUB(nic->ingress_ctl_used, pool_bytes);
 	else
-		nic->ingress_data_used -= pool_bytes;
+		NIC_SUB(nic->ingress_data_used, pool_bytes);
 }
 
 /* Seed, Receiving a packet, step 1: charge the ingress pool of the packet's

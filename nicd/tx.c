@@ -239,12 +239,12 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 
 	if (!sq || sq->error || s->state != SEG_FETCHING) {
 		/* The QP failed while the payload was on its way. */
-		nic->egress_data_used -= nic_seg_wire(nic, sq ? s->len : 0);
+		NIC_SUB(nic->egress_data_used, nic_seg_wire(nic, sq ? s->len : 0));
 		return;
 	}
 	p = build_data(nic, sq, s, now);
 	if (!p) {
-		nic->egress_data_used -= nic_seg_wire(nic, s->len);
+		NIC_SUB(nic->egress_data_used, nic_seg_wire(nic, s->len));
 		nic_qp_error(nic, sq, now);
 		return;
 	}
@@ -267,7 +267,8 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	uint32_t wire = nic_seg_wire(nic, len);
 	struct nic_seg *s;
 
-	if (nic->egress_data_used + wire > nic->a.egress_data_pool)
+	if (nic->egress_data_used + wire > nic->a.egress_data_pool ||
+	    !nic_pcie_fetch(nic, sq->qpn, idx, len, now))
 		return false;
 	nic->egress_data_used += wire;
 	s = nic_seg(sq, idx);
@@ -282,7 +283,6 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	sq->group->inflight += nic_seg_nominal(nic, len);
 	sq->next_fetch++;
 	sq->outstanding++;
-	nic_pcie_fetch(nic, sq->qpn, idx, len, now);
 	return true;
 }
 
@@ -409,5 +409,5 @@ void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 	if (!s->inflight)
 		return;
 	s->inflight = false;
-	sq->group->inflight -= nic_seg_nominal(nic, s->len);
+	NIC_SUB(sq->group->inflight, nic_seg_nominal(nic, s->len));
 }

@@ -13,6 +13,7 @@
 
 #include "../emulator/config.h"
 #include "../nicd/nic.h"
+#include "../nicd/nic_impl.h" /* nic_timer_duration */
 #include "lib/vectors.h"
 
 #define DSCP_TRIMMED	      9
@@ -501,6 +502,42 @@ static void test_each_marked_gap_draws_a_sack(void **state)
 	bench_free(&b);
 }
 
+/* Issue 9 item 12: the timer schedule saturates.  With InitialAckTimeout
+ * at its 8 s maximum and LinearRetryCount 0, timer 30 would be 8 s x 2^25
+ * (at most 25 doublings, §12 rule 7), past 64 bits: it stays the longest
+ * time (whole µs) instead of wrapping to a short timeout. */
+static void test_timer_duration_saturates(void **state)
+{
+	struct nic_attrs a;
+
+	(void)state;
+	config_nic_defaults(&a);
+	config_nic_resolve(&a);
+	assert_int_equal(nic_timer_duration(&a, 8), 300 * PS_PER_US); /* §11 */
+	a.initial_ack_timeout = 8 * PS_PER_S;
+	a.linear_retry_count = 0;
+	assert_int_equal(nic_timer_duration(&a, 1), 16 * PS_PER_S);
+	assert_int_equal(nic_timer_duration(&a, 30), (PS_NEVER - 1) / PS_PER_US * PS_PER_US);
+}
+
+/* Issue 9 item 13: a frame that reaches a down port is a receive drop,
+ * named so (the first version counted it as a transmit drop). */
+static void test_down_port_drop_named(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+
+	(void)state;
+	bench_init(&b, sides);
+	bench_start(&b);
+	nic_port_set_down(sides[1].nic, true);
+	assert_true(nic_post_message(sides[0].nic, 0x0A000002, 16 * 1024, 1, 0));
+	events_run_until(b.q, 10 * PS_PER_US);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_drop_port_down"), 4);
+	assert_int_equal(nic_counter(sides[1].nic, "tx_drop_link_down"), 0);
+	bench_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -513,6 +550,8 @@ int main(void)
 	    cmocka_unit_test(test_mutated_frames_never_crash),
 	    cmocka_unit_test(test_monitor_histories_freed),
 	    cmocka_unit_test(test_each_marked_gap_draws_a_sack),
+	    cmocka_unit_test(test_timer_duration_saturates),
+	    cmocka_unit_test(test_down_port_drop_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

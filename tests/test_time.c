@@ -306,9 +306,24 @@ static void test_vclock_now_follows_monotonic(void **state)
 	assert_int_equal(vclock_now(&c), 0);
 }
 
+/* Issue 9 item 12: deadlines saturate instead of wrapping to an early time. */
+static void test_saturating_arithmetic(void **state)
+{
+	(void)state;
+	assert_int_equal(time_add(150 * PS_PER_US, 2 * PS_PER_US), 152 * PS_PER_US);
+	assert_int_equal(time_add(PS_NEVER - 5, 10), PS_NEVER - 1);
+	assert_int_equal(time_shl(150 * PS_PER_US, 25), 150 * PS_PER_US << 25);
+	/* InitialAckTimeout at its 8 s maximum, doubled 25 times (§12 rule 7):
+	 * 2.7e20 ps does not fit in 64 bits. */
+	assert_int_equal(time_shl(8 * PS_PER_S, 25), PS_NEVER - 1);
+	assert_int_equal(time_shl(1, 64), PS_NEVER - 1);
+	assert_true(MRCEMU_MAX_RUN <= (1ULL << 48) - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_saturating_arithmetic),
 	    cmocka_unit_test(test_time_units),
 	    cmocka_unit_test(test_time_decimals_exact),
 	    cmocka_unit_test(test_time_errors),

@@ -137,7 +137,7 @@ enum daemon_state { DAEMON_WAITING, DAEMON_RUNNING, DAEMON_STOPPING };
 struct daemon_port {
 	struct daemon *d;
 	int index;
-	char ifname[64];
+	char ifname[128]; /* "p0", "tap:p0", "dpdk:DEVARGS" */
 	struct port *io; /* NULL until daemon_open_io (and in tests) */
 	int peer;	 /* topology node at the far end */
 	bool stamped;	 /* the peer is an mrcemu daemon: trailers */

@@ -125,6 +125,12 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 			snprintf(port->ifname, sizeof(port->ifname), "%s", a->ports[i]);
 		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_TAP)
 			snprintf(port->ifname, sizeof(port->ifname), "tap:p%d", i);
+		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_DPDK)
+			/* frames up to 9,216 bytes in 10 KiB ring slots */
+			snprintf(port->ifname, sizeof(port->ifname),
+				 "dpdk:net_af_packet%d,iface=p%d,blocksz=20480,framesz=10240,"
+				 "framecnt=512",
+				 i, i);
 		else
 			snprintf(port->ifname, sizeof(port->ifname), "p%d", i);
 		link_end_init(&d->links[i], d->t, tp->link, d->node);

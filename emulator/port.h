@@ -51,13 +51,18 @@ struct port {
 	struct port_stats stats;
 };
 
-/* Open a port by name: "tap:NAME" is a TAP port on device NAME, any other
- * name ("p0") an AF_PACKET port on that interface.  NULL with one line in
+/* Open a port by name: "tap:NAME" is a TAP port on device NAME,
+ * "dpdk:DEVARGS" a DPDK ethdev port (make DPDK=1), any other name ("p0") an
+ * AF_PACKET port on that interface.  NULL with one line in
  * err on failure (the interface, and why). */
 struct port *port_open(const char *name, char *err, size_t errlen);
 
 /* The TAP port on device ifname, created if need be (emulator/port_tap.c). */
 struct port *port_tap_open(const char *ifname, char *err, size_t errlen);
+
+/* The DPDK port on virtual device DEVARGS ("net_af_packet0,iface=v0"); in a
+ * build without DPDK, NULL and a line saying so (emulator/port_dpdk.c). */
+struct port *port_dpdk_open(const char *devargs, char *err, size_t errlen);
 
 /* The AF_PACKET port on interface ifname (emulator/port_packet.c). */
 struct port *port_packet_open(const char *ifname, char *err, size_t errlen);

@@ -285,5 +285,7 @@ struct port *port_open(const char *name, char *err, size_t errlen)
 {
 	if (!strncmp(name, "tap:", 4))
 		return port_tap_open(name + 4, err, errlen);
+	if (!strncmp(name, "dpdk:", 5))
+		return port_dpdk_open(name + 5, err, errlen);
 	return port_packet_open(name, err, errlen);
 }

@@ -521,22 +521,22 @@ static bool parse_mirror(const char *s, struct topo_mirror *m)
  * link names its nodes; a NIC or switch end only (an external has none). */
 static void link_ports(struct loader *ld, const struct kv *kv, struct topo_link *l)
 {
-	static const char *const names[] = {"packet", "tap"};
+	static const char *const names[] = {"packet", "tap", "dpdk"};
 	char w[2][16];
 	int end = 0, n = sscanf(kv->value, "%15s %15s%n", w[0], w[1], &end);
 
 	for (int e = 0; n == 2 && !kv->value[end] && e < 2; e++) {
 		int k = 0;
-		while (k < 2 && strcmp(w[e], names[k]))
+		while (k < 3 && strcmp(w[e], names[k]))
 			k++;
-		if (k == 2)
+		if (k == 3)
 			break;
 		l->kind[e] = (enum topo_port_kind)k;
 		if (e == 1)
 			return;
 	}
-	fail(ld, kv->line, "ports: '%s' is not two port kinds (allowed: packet or tap for each "
-			   "end, e.g. ports = tap packet)", kv->value);
+	fail(ld, kv->line, "ports: '%s' is not two port kinds (allowed: packet, tap or dpdk for "
+			   "each end, e.g. ports = tap packet)", kv->value);
 }
 
 /* A node attribute line, checked against a scratch copy now (so errors come
@@ -965,7 +965,7 @@ static void check_port_kinds(struct loader *ld)
 		const struct topo_link *l = &t->links[k];
 		for (int e = 0; e < 2; e++) {
 			const struct topo_node *n = &t->nodes[e ? l->b : l->a];
-			if (l->kind[e] == TOPO_PORT_TAP && n->kind == NODE_EXTERNAL) {
+			if (l->kind[e] != TOPO_PORT_PACKET && n->kind == NODE_EXTERNAL) {
 				fail(ld, l->line,
 				     "ports: %s is an external endpoint, run by no daemon (allowed: "
 				     "packet at its end)",

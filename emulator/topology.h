@@ -56,6 +56,7 @@ struct topo_node {
 enum topo_port_kind {
 	TOPO_PORT_PACKET, /* AF_PACKET on the veth p<N> (the default) */
 	TOPO_PORT_TAP,	  /* a TAP device p<N>, joined to the veth v<N> by tc */
+	TOPO_PORT_DPDK,	  /* DPDK's AF_PACKET PMD on the veth p<N> (make DPDK=1) */
 };
 
 struct topo_link {

@@ -9,6 +9,7 @@
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
 set -uo pipefail
 . "$(dirname "$0")/lib/report.sh"
+. "$(dirname "$0")/lib/ports.sh"
 BUILD=${BUILD:-build}
 MRCEMU=${MRCEMU:-$BUILD/mrcemu}
 
@@ -23,40 +24,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cat >"$tmp/t.ini" <<INI
-[emulation]
-name  = $emu
-seed  = 1
-scale = 20000
-[nic h0]
-ip = 10.0.0.1
-[nic h1]
-ip = 10.0.0.2
-[switch s0]
-[link h0 s0]
-rate  = 400Gbps
-delay = 1us
-ports = tap packet
-[link h1 s0]
-rate  = 400Gbps
-delay = 1us
-ports = packet tap
-[workload]
-file = t.csv
-INI
-printf 'id,at,src,dst,bytes,after\n1,0ns,h0,h1,256KiB,\n2,0ns,h1,h0,256KiB,\n3,0ns,h0,h1,64KiB,1\n' \
-	>"$tmp/t.csv"
+ports_topology "$tmp/t.ini" "$emu" tap
 
-"$MRCEMU" sim "$tmp/t.ini" -o "$tmp/sim" -q
-check "sim" test $? -eq 0
-"$MRCEMU" run "$tmp/t.ini" -o "$tmp/run" >"$tmp/run.out" 2>"$tmp/run.err"
-rc=$?
-check "run through TAP ports exits 0" test $rc -eq 0 || sed 's/^/# /' "$tmp/run.err" | tail -5
-check "run: 3 messages verified" \
-	test "$(awk -F, 'NR > 1 && $NF == "true"' "$tmp/run/messages.csv" 2>/dev/null | wc -l)" -eq 3
-check "run equals sim through TAP ports" cmp -s "$tmp/run/messages.csv" "$tmp/sim/messages.csv" ||
-	diff "$tmp/sim/messages.csv" "$tmp/run/messages.csv" | sed 's/^/# /'
-check "nothing left" test -z "$(ip netns list | grep "^mrc-$emu-")"
+ports_run_equals_sim "$tmp/t.ini" "$emu" tap "$tmp"
 
 # While up: the TAP devices exist where the topology says, and carry frames.
 "$MRCEMU" up "$tmp/t.ini" -o "$tmp/up" >"$tmp/up.out" 2>"$tmp/up.err"

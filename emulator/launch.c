@@ -855,6 +855,7 @@ static int finish(struct launch *l, struct launch_result *r)
 	if (!launch_merge(l->t, &l->w, l->outdir, &r->o, &lat, l->report))
 		return 1;
 	r->merged = true;
+	launch_chakra_summary(l->t, l->outdir, r->chakra_summary, sizeof(r->chakra_summary));
 	r->frames = lat.frames;
 	r->stamped = lat.stamped;
 	r->violations = lat.violations;
@@ -941,6 +942,7 @@ void launch_print_summary(const struct launch_result *r, FILE *out)
 	char a[32], b[32], c[32], d[32];
 
 	outcome_print(&r->o, out);
+	fputs(r->chakra_summary, out);
 	fprintf(out,
 		"causality violations: %llu of %llu stamped frames  lateness: p50 %s  p99 %s  "
 		"max %s\n",

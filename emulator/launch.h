@@ -36,6 +36,7 @@ struct launch_result {
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* the worst daemon's */
 	double wall_seconds;
 	bool merged; /* the run ended and its records were merged */
+	char chakra_summary[4096]; /* a Chakra workload: nodes finished, rank finish */
 	char outdir[4096];
 };
 

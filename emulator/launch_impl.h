@@ -97,4 +97,8 @@ void launch_clean_records(const struct topology *t, const char *dir);
 bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
 		  struct run_outcome *m, struct launch_lateness *lat, FILE *report);
 
+/* From the merged chakra.csv, the line the simulation prints first: nodes
+ * finished and each rank's finish time ("" without a Chakra workload). */
+void launch_chakra_summary(const struct topology *t, const char *dir, char *buf, size_t len);
+
 #endif

@@ -519,6 +519,42 @@ static bool merge_chakra(const struct topology *t, const char *dir, FILE *report
 	return ok;
 }
 
+/* Node rows have an empty step; a rank's finish is its last node's end. */
+void launch_chakra_summary(const struct topology *t, const char *dir, char *buf, size_t len)
+{
+	char path[LAUNCH_PATH_MAX], *rec = NULL, *cells[16], tm[32];
+	size_t cap = 0, used;
+	uint64_t nodes = 0, done = 0, *finish = calloc((size_t)t->nranks + 1, sizeof(*finish));
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/chakra.csv", dir);
+	if (!t->chakra[0] || !finish || !(f = fopen(path, "re"))) {
+		free(finish);
+		return;
+	}
+	for (int row = 0; read_record(f, &rec, &cap) >= 0; row++) {
+		if (!row || split_cells(rec, cells, 16) < 8 || *cells[7])
+			continue;
+		unsigned long r = strtoul(cells[0], NULL, 10);
+		uint64_t end = strtoull(cells[5], NULL, 10);
+		nodes++;
+		done += *cells[5] != '\0';
+		if (r < (unsigned long)t->nranks && end > finish[r])
+			finish[r] = end;
+	}
+	fclose(f);
+	free(rec);
+	used = (size_t)snprintf(buf, len, "chakra: %llu of %llu nodes finished; rank finish:",
+				(unsigned long long)done, (unsigned long long)nodes);
+	for (int r = 0; r < t->nranks && used < len; r++)
+		used += (size_t)snprintf(buf + used, len - used, " %d=%s", r,
+					 time_format(finish[r], tm, sizeof(tm)));
+	if (used < len)
+		snprintf(buf + used, len - used, "\n");
+	free(finish);
+}
+
 bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
 		  struct run_outcome *m, struct launch_lateness *lat, FILE *report)
 {

@@ -2,7 +2,8 @@
 # tests/chakra-run.sh — the 8-rank Chakra traces of tests/data/chakra in
 # `mrcemu run` (issue 14, docs/chakra.md): eight nicd, each running its own
 # rank's file, and a switchd in network namespaces give the records
-# `mrcemu sim` gives: messages.csv and chakra.csv byte for byte.  A bad
+# `mrcemu sim` gives: messages.csv and chakra.csv byte for byte, and the
+# summary's nodes finished and rank finish times.  A bad
 # trace is refused by the launcher before anything starts.  Needs root.
 # Prints "ok NAME" / "not ok NAME" per check; exits non-zero if one failed.
 set -uo pipefail
@@ -35,12 +36,15 @@ for et in $(cd "$DATA" && find . -name '*.7.et' | sort); do
 	base=${base%.7.et}
 	k=$((k + 1))
 	topology "t$k" "$DATA/$base"
-	"$MRCEMU" sim "$tmp/t$k.ini" -o "$tmp/sim$k" -q
-	"$MRCEMU" run "$tmp/t$k.ini" -o "$tmp/run$k" -q 2>"$tmp/run$k.err"
+	"$MRCEMU" sim "$tmp/t$k.ini" -o "$tmp/sim$k" >"$tmp/sim$k.out"
+	"$MRCEMU" run "$tmp/t$k.ini" -o "$tmp/run$k" >"$tmp/run$k.out" 2>"$tmp/run$k.err"
 	rc=$?
 	check "run-$base-exit-0" test $rc -eq 0 || sed 's/^/# /' "$tmp/run$k.err" | tail -5
 	check "run-$base-messages-equal-sim" cmp -s "$tmp/run$k/messages.csv" "$tmp/sim$k/messages.csv"
 	check "run-$base-chakra-equal-sim" cmp -s "$tmp/run$k/chakra.csv" "$tmp/sim$k/chakra.csv"
+	# The summary's rank finish times, as sim prints them.
+	check "run-$base-summary-ranks-as-sim" test -n "$(grep '^chakra: ' "$tmp/run$k.out")" -a \
+		"$(grep '^chakra: ' "$tmp/run$k.out")" = "$(grep '^chakra: ' "$tmp/sim$k.out")"
 done
 check run-8-rank-traces-found test "$k" -eq 14
 

@@ -294,8 +294,11 @@ static bool copy_deps(struct reader *rd, struct chakra_node *n, const ChakraProt
 		rd_fail(rd, n, "out of memory");
 		return false;
 	}
-	memcpy(n->deps, pn->ctrl_deps, pn->n_ctrl_deps * sizeof(*n->deps));
-	memcpy(n->deps + pn->n_ctrl_deps, pn->data_deps, pn->n_data_deps * sizeof(*n->deps));
+	if (pn->n_ctrl_deps) /* memcpy takes no NULL, even for 0 bytes */
+		memcpy(n->deps, pn->ctrl_deps, pn->n_ctrl_deps * sizeof(*n->deps));
+	if (pn->n_data_deps)
+		memcpy(n->deps + pn->n_ctrl_deps, pn->data_deps,
+		       pn->n_data_deps * sizeof(*n->deps));
 	n->ndeps = (uint32_t)k;
 	return true;
 }

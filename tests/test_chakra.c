@@ -240,7 +240,7 @@ static void ring_all_reduce(void **state)
 	run_sim(&x);
 	assert_int_equal(x.rc, 0);
 	for (int r = 0; r < 8; r++) {
-		char host[8];
+		char host[16];
 		snprintf(host, sizeof(host), "h%d", r);
 		assert_int_equal(cells(&x, "messages.csv", 1, host, 3, v, 32), 2 * 7);
 		for (int k = 0; k < 14; k++)

@@ -123,6 +123,7 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	    !hmap_put(&nic->send_qps, sq->qpn, sq)) {
 		nic_group_put(nic, sq->group);
 		free(sq->ring);
+		nic_dest_put(nic, sq->dest);
 		free(sq);
 		nic->c.msgs_refused++;
 		return false;

@@ -24,7 +24,8 @@
 				    X(msgs_posted) X(msgs_refused) X(msgs_completed)               \
 					X(msgs_received) X(qp_error) X(qps_created) X(qps_closed)  \
 					    X(rx_qp_evicted) X(closed_record_evicted) X(timeouts_ignored) X(rtt_samples)    \
-						X(pcie_write_bytes) X(probes_answered)
+						X(pcie_write_bytes) X(probes_answered) X(dest_evicted) \
+						    X(remote_qpn_replaced) X(rx_drop_ack_inconsistent)
 
 struct nic_counters {
 #define NIC_COUNTER_FIELD(n) uint64_t n;
@@ -230,6 +231,8 @@ struct nic_dest {
 	uint32_t senders;  /* open sending QPs to it: probes run for them */
 	uint16_t probe_id; /* next probe id */
 	events_id probe_timer;
+	uint32_t refs;			 /* QPs (either side) that use it */
+	struct nic_dest *idle_prev, *idle_next; /* unused ones, oldest first */
 };
 
 struct nic_port {
@@ -279,6 +282,8 @@ struct nic {
 	struct hmap recv_by_src; /* (peer ip << 24 | sender qpn) -> nic_qp_recv */
 	struct hmap groups;	 /* peer ip -> nic_group */
 	struct hmap dests;	 /* ip -> nic_dest */
+	struct nic_dest *idle_head, *idle_tail; /* dests no QP uses, oldest first */
+	uint64_t nidle;
 	struct hmap monitor;	 /* qpn -> kept rows (MonitorTriggers qp_error) */
 	struct hmap closed;	 /* qpn -> nic_closed */
 	struct hmap closed_by_src; /* (peer ip << 24 | sender qpn) -> nic_closed */
@@ -305,6 +310,7 @@ struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip);
 void nic_group_put(struct nic *nic, struct nic_group *g);
 struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip);
 uint32_t nic_qpn_alloc(struct nic *nic);
+void nic_dest_put(struct nic *nic, struct nic_dest *d);
 struct nic_qp_recv *nic_recv_find_or_create(struct nic *nic, const struct pkt *p, ps_t now,
 					    bool *created);
 void nic_recv_touch(struct nic *nic, struct nic_qp_recv *rq, ps_t now);

@@ -42,24 +42,69 @@ void nic_group_put(struct nic *nic, struct nic_group *g)
 	free(g);
 }
 
+/* Destinations (PROTOCOL.md §6: spraying state per destination) live while
+ * a QP of either side uses them; an unused one keeps its entropy states, so
+ * that the next message to that peer resumes where the last left off, but
+ * PROTOCOL.md §2 forbids a packet to allocate without bound: every frame
+ * from a new source address creates a receiving QP and so a destination.
+ * At most MaxQps unused destinations are kept, the oldest dropped first and
+ * counted (dest_evicted).  A run with fewer peers than that never drops
+ * one, so its records are those of an unbounded table. */
+static void idle_unlink(struct nic *nic, struct nic_dest *d)
+{
+	if (d->idle_prev)
+		d->idle_prev->idle_next = d->idle_next;
+	else
+		nic->idle_head = d->idle_next;
+	if (d->idle_next)
+		d->idle_next->idle_prev = d->idle_prev;
+	else
+		nic->idle_tail = d->idle_prev;
+	d->idle_prev = d->idle_next = NULL;
+	nic->nidle--;
+}
+
 struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 {
 	struct nic_dest *d = hmap_get(&nic->dests, ip);
 
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d || !(d->state = calloc(nic->a.entropy_count, 1))) {
-			free(d);
-			return NULL;
-		}
-		d->nic = nic;
-		d->ip = ip;
-		if (!hmap_put(&nic->dests, ip, d)) {
-			nic_spray_free(d);
-			return NULL;
-		}
+	if (d) {
+		if (!d->refs++)
+			idle_unlink(nic, d);
+		return d;
 	}
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->state = calloc(nic->a.entropy_count, 1)) ||
+	    !hmap_put(&nic->dests, ip, d)) {
+		if (d)
+			free(d->state);
+		free(d);
+		return NULL;
+	}
+	d->nic = nic;
+	d->ip = ip;
+	d->refs = 1;
 	return d;
+}
+
+void nic_dest_put(struct nic *nic, struct nic_dest *d)
+{
+	if (!d || --d->refs)
+		return;
+	d->idle_prev = nic->idle_tail;
+	if (nic->idle_tail)
+		nic->idle_tail->idle_next = d;
+	else
+		nic->idle_head = d;
+	nic->idle_tail = d;
+	if (++nic->nidle <= nic->a.max_qps)
+		return;
+	d = nic->idle_head;
+	idle_unlink(nic, d);
+	hmap_del(&nic->dests, d->ip);
+	events_cancel(nic->ev, d->probe_timer);
+	nic->c.dest_evicted++;
+	nic_spray_free(d);
 }
 
 static uint64_t src_key(uint32_t ip, uint32_t qpn)
@@ -145,6 +190,7 @@ static void recv_free(struct nic *nic, struct nic_qp_recv *rq)
 	lru_unlink(nic, rq);
 	nic->nrecv_open--;
 	nic_group_put(nic, rq->group);
+	nic_dest_put(nic, rq->dest);
 	free(rq->held);
 	free(rq);
 }
@@ -206,6 +252,7 @@ static struct nic_qp_recv *recv_create(struct nic *nic, const struct pkt *p, ps_
 	if (!rq->dest || (nic->a.qp_groups && !rq->group) ||
 	    !hmap_put(&nic->recv_qps, rq->qpn, rq)) {
 		nic_group_put(nic, rq->group);
+		nic_dest_put(nic, rq->dest);
 		free(rq->held);
 		free(rq);
 		nic->c.rx_drop_max_qps++;
@@ -214,6 +261,7 @@ static struct nic_qp_recv *recv_create(struct nic *nic, const struct pkt *p, ps_
 	if (!hmap_put(&nic->recv_by_src, src_key(rq->peer_ip, rq->sender_qpn), rq)) {
 		hmap_del(&nic->recv_qps, rq->qpn);
 		nic_group_put(nic, rq->group);
+		nic_dest_put(nic, rq->dest);
 		free(rq->held);
 		free(rq);
 		nic->c.rx_drop_max_qps++;
@@ -367,6 +415,7 @@ void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	/* What it retired may have opened the window for the others. */
 	nic_sched_update(nic, sq->group);
 	nic_group_put(nic, sq->group);
+	nic_dest_put(nic, sq->dest);
 	hmap_del(&nic->send_qps, sq->qpn);
 	nic_monitor_forget(nic, sq->qpn);
 	free(sq->ring);

@@ -65,12 +65,38 @@ static void apply_cumulative(struct nic *nic, struct nic_qp_send *sq, uint32_t p
 		sq->recovery = false;
 }
 
-static void learn_remote(struct nic_qp_send *sq, uint32_t responder_qpn)
+/* An acknowledgement is consistent with what this QP sent when the PSNs it
+ * names lie within what was sent: the cumulative PSN from "nothing yet"
+ * (-1) to the highest PSN sent, and the PSN that drew it, or that a NACK
+ * names, among those sent.  The QP carries one message, so the QP number
+ * the acknowledgement is addressed to names the message.  Anything else
+ * is forged or corrupt, and is dropped and counted (PROTOCOL.md §2). */
+static bool ack_consistent(struct nic *nic, const struct nic_qp_send *sq, int64_t cack,
+			   int64_t psn_idx)
 {
-	if (!sq->remote_known) {
-		sq->remote_qpn = responder_qpn & WIRE_QPN_MASK;
-		sq->remote_known = true;
-	}
+	if (cack >= -1 && cack < (int64_t)sq->next_sent && psn_idx >= 0 &&
+	    psn_idx < (int64_t)sq->next_sent)
+		return true;
+	nic->c.rx_drop_ack_inconsistent++;
+	return false;
+}
+
+/* PROTOCOL.md §1, Connection fields: the responder's QP number comes from a
+ * SACK or NACK that came from the peer's address (send_qp checks it; the
+ * UDP source port is an entropy value and proves nothing) and that is
+ * consistent with what was sent.  A later consistent acknowledgement that
+ * names another number replaces it, counted: a third party that forged the
+ * first one cannot wedge the QP, because the genuine receiver's next SACK
+ * puts the right number back. */
+static void learn_remote(struct nic *nic, struct nic_qp_send *sq, uint32_t responder_qpn)
+{
+	responder_qpn &= WIRE_QPN_MASK;
+	if (sq->remote_known && sq->remote_qpn == responder_qpn)
+		return;
+	if (sq->remote_known)
+		nic->c.remote_qpn_replaced++;
+	sq->remote_qpn = responder_qpn;
+	sq->remote_known = true;
 }
 
 static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
@@ -96,6 +122,8 @@ void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now)
 	if (!sq)
 		return;
 	cack = psn_to_idx(sq, p->psn);
+	if (!ack_consistent(nic, sq, cack, cack < 0 ? 0 : cack))
+		return;
 	apply_cumulative(nic, sq, p->psn);
 	if (cack + 1 > (int64_t)sq->cack_acked && cack < (int64_t)sq->next_sent)
 		sq->cack_acked = (uint64_t)cack + 1;
@@ -198,9 +226,13 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 		nic_monitor(nic, now, false, p, p->dqpn, s->responder_qpn, 0);
 		return;
 	}
-	learn_remote(sq, s->responder_qpn);
 	cack = psn_to_idx(sq, s->cack_psn);
 	drawn = cack + s->ack_psn_offset;
+	if (!ack_consistent(nic, sq, cack, drawn)) {
+		nic_monitor(nic, now, false, p, sq->qpn, s->responder_qpn, 0);
+		return;
+	}
+	learn_remote(nic, sq, s->responder_qpn);
 	rtt = rtt_sample(nic, sq, drawn, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, cc->ts_echo,
 			 cc->service_time, now);
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
@@ -274,8 +306,12 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 		nic_monitor(nic, now, false, p, p->dqpn, n->responder_qpn, 0);
 		return;
 	}
-	learn_remote(sq, n->responder_qpn);
 	idx = psn_to_idx(sq, n->nack_psn);
+	if (!ack_consistent(nic, sq, (int64_t)sq->snd_una - 1, idx)) {
+		nic_monitor(nic, now, false, p, sq->qpn, n->responder_qpn, 0);
+		return;
+	}
+	learn_remote(nic, sq, n->responder_qpn);
 	rtt = rtt_sample(nic, sq, idx, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, n->ts_echo, 0, now);
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	if (!idx_sent(sq, idx))

@@ -193,12 +193,13 @@ static void rx_closed(struct nic *nic, const struct nic_closed *c, const struct 
 		return;
 	if (nic_is_trimmed(nic, p)) {
 		rx_trimmed(nic, &rq, p, now);
-		return;
+	} else {
+		nic->c.rx_dup_pkts++;
+		nic_send_cack(nic, &rq, now);
+		if (p->flags & (WIRE_BTH_A | WIRE_BTH_RTX))
+			nic_send_sack(nic, &rq, p, idx, now);
 	}
-	nic->c.rx_dup_pkts++;
-	nic_send_cack(nic, &rq, now);
-	if (p->flags & (WIRE_BTH_A | WIRE_BTH_RTX))
-		nic_send_sack(nic, &rq, p, idx, now);
+	nic_dest_put(nic, rq.dest); /* a record holds no destination */
 }
 
 void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)

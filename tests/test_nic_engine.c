@@ -538,6 +538,95 @@ static void test_down_port_drop_named(void **state)
 	bench_free(&b);
 }
 
+static void inject(struct nic *nic, const struct pkt *p, ps_t now)
+{
+	uint8_t f[WIRE_MAX_FRAME];
+	size_t n = wire_build(p, f, sizeof f);
+
+	assert_true(n > 0);
+	nic_receive_frame(nic, f, n, now);
+}
+
+/* Issue 13, failure 3 (PROTOCOL.md §2: nothing in a packet allocates without
+ * bound).  5,000 one-packet messages from 5,000 forged source addresses
+ * reach h1 while a real message runs: each creates a receiving QP and a
+ * destination; once the QPs are gone, at most MaxQps unused destinations
+ * stay, the rest are dropped and counted, and the real message completes
+ * verified. */
+static void test_forged_sources_bounded(void **state)
+{
+	enum { FORGED = 5000, CAP = 64 };
+	struct bench b;
+	struct side sides[2];
+	struct pkt p;
+
+	(void)state;
+	bench_init(&b, sides);
+	b.attrs[1].max_qps = CAP;
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, VEC_IP_B, 1 << 20, 1, 0));
+	for (int i = 0; i < FORGED; i++) {
+		ps_t now = (ps_t)i * 100 * PS_PER_NS;
+		events_run_until(b.q, now);
+		vec_data(&p, WIRE_OP_WRITE_ONLY, 1000, WIRE_BTH_C, 0x300, 0, 1, 1, 0, 0, 0);
+		p.src_ip = 0x0B000000u + (uint32_t)i;
+		inject(sides[1].nic, &p, now);
+	}
+	events_run_until(b.q, 5 * PS_PER_MS);
+	assert_int_equal(b.completed, 1);
+	assert_int_equal(b.verified, FORGED + 1); /* forged ones are 0 bytes */
+	/* every QP has closed and lingered out: FORGED + 1 destinations, CAP kept */
+	assert_int_equal(nic_counter(sides[1].nic, "dest_evicted"), FORGED + 1 - CAP);
+	assert_int_equal(nic_counter(sides[0].nic, "dest_evicted"), 0);
+	bench_free(&b);
+}
+
+/* A SACK to h0's QP 0x100 as h1 would send it, naming responder QP rqpn. */
+static void forged_sack(struct pkt *p, uint32_t src_ip, uint32_t cack, int16_t offset,
+			uint32_t rqpn)
+{
+	vec_base(p, false, WIRE_OP_SACK, 4321, 0x100, cack);
+	p->src_ip = src_ip;
+	p->u.sack.seth = (struct wire_seth){.ack_psn_offset = offset,
+					    .entropy_echo = 0x110,
+					    .responder_qpn = rqpn,
+					    .cack_psn = cack,
+					    .cc_type = 1};
+}
+
+/* Issue 13, failure 4 (PROTOCOL.md §1, Connection fields).  Before h1's
+ * first SACK comes back, forged SACKs reach h0's QP: one from a third
+ * address (unknown QP), one naming PSNs never sent (inconsistent), and one
+ * from the peer's address, consistent, naming QP 0x777.  The last is taken,
+ * then the genuine SACK puts h1's QP number back (counted), and the message
+ * completes verified instead of sending to a QP that does not exist. */
+static void test_forged_sack_does_not_wedge(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+	struct pkt p;
+
+	(void)state;
+	bench_init(&b, sides);
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, VEC_IP_B, 256 * 1024, 1, 0));
+	events_run_until(b.q, 500 * PS_PER_NS); /* PSN 0 is on the wire */
+	forged_sack(&p, 0x0A000009, WIRE_PSN_MASK, 1, 0x777);
+	inject(sides[0].nic, &p, events_now(b.q));
+	assert_int_equal(nic_counter(sides[0].nic, "rx_drop_unknown_qp"), 1);
+	forged_sack(&p, VEC_IP_B, 5000, 0, 0x777);
+	inject(sides[0].nic, &p, events_now(b.q));
+	assert_int_equal(nic_counter(sides[0].nic, "rx_drop_ack_inconsistent"), 1);
+	forged_sack(&p, VEC_IP_B, WIRE_PSN_MASK, 1, 0x777);
+	inject(sides[0].nic, &p, events_now(b.q));
+	events_run_until(b.q, 5 * PS_PER_MS);
+	assert_int_equal(b.completed, 1);
+	assert_int_equal(b.verified, 1);
+	assert_true(nic_counter(sides[0].nic, "remote_qpn_replaced") >= 1);
+	assert_int_equal(nic_counter(sides[1].nic, "qps_created"), 1);
+	bench_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +641,8 @@ int main(void)
 	    cmocka_unit_test(test_each_marked_gap_draws_a_sack),
 	    cmocka_unit_test(test_timer_duration_saturates),
 	    cmocka_unit_test(test_down_port_drop_named),
+	    cmocka_unit_test(test_forged_sources_bounded),
+	    cmocka_unit_test(test_forged_sack_does_not_wedge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

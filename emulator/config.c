@@ -7,11 +7,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "topology.h"
 
@@ -933,4 +936,52 @@ void config_print_attributes(FILE *out)
 			fprintf(out, "\n      %s\n", d->doc);
 		}
 	}
+}
+
+void config_escape(char *s, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s), extra = 0;
+
+	for (size_t i = 0; i < n; i++)
+		extra += (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? 3 : 0;
+	if (!extra || !cap)
+		return;
+	/* From the end, so each byte moves once; what does not fit is cut. */
+	for (size_t i = n, o = n + extra; i-- > 0;) {
+		unsigned char c = (unsigned char)s[i];
+		bool ctl = c < 0x20 || c == 0x7f;
+		o -= ctl ? 4 : 1;
+		char q[4] = {ctl ? '\\' : (char)c, 'x', hex[c >> 4], hex[c & 15]};
+		for (size_t k = 0; k < (ctl ? 4u : 1u); k++)
+			if (o + k < cap - 1)
+				s[o + k] = q[k];
+	}
+	s[n + extra < cap - 1 ? n + extra : cap - 1] = '\0';
+}
+
+FILE *config_open_input(const char *path, uint64_t max_bytes, char *err, size_t errlen)
+{
+	/* O_NONBLOCK: opening a FIFO with no writer must not wait. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file (allowed: a regular file)", path);
+	} else if ((uint64_t)st.st_size > max_bytes) {
+		snprintf(err, errlen, "%s: %llu bytes (allowed: at most %llu)", path,
+			 (unsigned long long)st.st_size, (unsigned long long)max_bytes);
+	} else if (fcntl(fd, F_SETFL, 0) || !(f = fdopen(fd, "r"))) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	} else {
+		return f;
+	}
+	close(fd);
+	config_escape(err, errlen);
+	return NULL;
 }

@@ -13,31 +13,31 @@
 enum attr_scope { ATTR_EMULATION, ATTR_NIC, ATTR_SWITCH, ATTR_LINK };
 
 enum attr_type {
-	ATTR_BOOL,   /* true/false, on/off, yes/no, 1/0 */
+	ATTR_BOOL, /* true/false, on/off, yes/no, 1/0 */
 	ATTR_U8,
 	ATTR_U32,
 	ATTR_U64,
 	ATTR_DOUBLE,
-	ATTR_TIME,   /* ps_t, with a unit */
-	ATTR_RATE,   /* bits/s, with a unit */
-	ATTR_BYTES,  /* bytes, unit optional */
+	ATTR_TIME,  /* ps_t, with a unit */
+	ATTR_RATE,  /* bits/s, with a unit */
+	ATTR_BYTES, /* bytes, unit optional */
 	ATTR_IPV4,
-	ATTR_ENUM,   /* one of a list of names, stored as int */
+	ATTR_ENUM, /* one of a list of names, stored as int */
 	ATTR_STRING,
 	ATTR_WINDOWS, /* link `down`: "300us-500us, 1ms-2ms" (struct link_window) */
 	ATTR_DROPS,   /* link `drop`: names nodes, so topology_parse_drops() */
 };
 
 struct attr_def {
-	const char *name;      /* as the seed and docs/protocol.md spell it */
+	const char *name; /* as the seed and docs/protocol.md spell it */
 	enum attr_scope scope;
 	enum attr_type type;
-	size_t offset;         /* into the scope's struct */
-	size_t size;           /* of the field (strings: buffer size) */
-	const char *def;       /* default, as text ("" = derived, see doc) */
-	const char *min, *max; /* allowed range as text, NULL = unbounded */
+	size_t offset;		  /* into the scope's struct */
+	size_t size;		  /* of the field (strings: buffer size) */
+	const char *def;	  /* default, as text ("" = derived, see doc) */
+	const char *min, *max;	  /* allowed range as text, NULL = unbounded */
 	const char *const *names; /* ATTR_ENUM: NULL-terminated */
-	const char *doc;       /* one line */
+	const char *doc;	  /* one line */
 };
 
 /* The registry: every attribute of every scope, NULL-terminated by name. */
@@ -80,5 +80,15 @@ char *config_format(const struct attr_def *d, const void *obj, char *buf, size_t
 /* `mrcemu attributes`: every attribute with its scope, type, unit, default
  * and range, then its doc (as ns-3's PrintAttributes does). */
 void config_print_attributes(FILE *out);
+
+/* An error line quotes what it echoes from a file: every control byte
+ * (and DEL) in s becomes \xNN, so a file cannot write escape sequences to
+ * a terminal or split the line; cut to fit cap. */
+void config_escape(char *s, size_t cap);
+
+/* Open an input file (topology, workload) for reading: a regular file of at
+ * most max_bytes, never a FIFO, device or directory, which could block the
+ * loader or feed it without end.  NULL with one line in err otherwise. */
+FILE *config_open_input(const char *path, uint64_t max_bytes, char *err, size_t errlen);
 
 #endif

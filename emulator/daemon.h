@@ -188,7 +188,9 @@ struct daemon {
 
 	/* lateness-<node>.csv */
 	uint64_t frames, stamped, violations;
-	uint64_t rx_no_pkt; /* frames dropped for want of a pkt */
+	uint64_t rx_no_pkt;	/* frames dropped for want of a pkt */
+	uint64_t posts_refused; /* `post` commands answered with an error */
+	double ctl_idle_s;	/* control clients silent this long are dropped (0: 60) */
 	struct daemon_hist late, wake;
 	bool failed; /* MaxViolations exceeded */
 	bool stop;

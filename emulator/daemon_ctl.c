@@ -3,7 +3,6 @@
  * line, one reply line a command, starting with "ok" or "error <reason>". */
 #include <errno.h>
 #include <ev.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "wire.h"
 
 /* ---- parsing --------------------------------------------------------------- */
 
@@ -75,9 +75,15 @@ static bool parse_post(char **w, int n, struct daemon_cmd *c, char *err, size_t 
 		return false;
 	}
 	snprintf(c->dst, sizeof(c->dst), "%s", w[1]);
-	if (!bytes_parse(w[2], &c->bytes, why, sizeof(why)) || !c->bytes) {
-		snprintf(err, errlen, "post: bytes '%.40s': %s", w[2],
-			 c->bytes ? why : "must be > 0");
+	if (!bytes_parse(w[2], &c->bytes, why, sizeof(why))) {
+		snprintf(err, errlen, "post: bytes: %s", why);
+		return false;
+	}
+	if (!c->bytes || c->bytes > WIRE_MAX_MSG_BYTES) {
+		snprintf(err, errlen,
+			 "post: bytes '%.40s' is out of range (allowed: 1..4294967295, 4 GiB - 1: "
+			 "RETH's DMA length is 32 bits)",
+			 w[2]);
 		return false;
 	}
 	return true;
@@ -187,6 +193,14 @@ static void stop(struct daemon *d)
 		ev_break(d->loop, EVBREAK_ALL);
 }
 
+/* A refused `post` is answered, logged and counted (posts_refused): a
+ * message lost quietly is the one thing a run must never do. */
+static void post_refused(struct daemon *d, const char *reply)
+{
+	d->posts_refused++;
+	fprintf(stderr, "%s %s: %s\n", d->prog, d->me->name, reply);
+}
+
 void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 {
 	struct daemon_cmd c;
@@ -194,6 +208,8 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 
 	if (!daemon_cmd_parse(line, &c, err, sizeof(err))) {
 		snprintf(reply, len, "error %s", err);
+		if (c.kind == CMD_POST)
+			post_refused(d, reply);
 		return;
 	}
 	switch (c.kind) {
@@ -225,6 +241,8 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 		return;
 	case CMD_POST:
 		engine_command(d, &c, reply, len);
+		if (!strncmp(reply, "error", 5))
+			post_refused(d, reply);
 		daemon_advance(d); /* the post is an event at virtual now */
 		return;
 	}
@@ -232,15 +250,38 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 
 /* ---- the socket ------------------------------------------------------------------ */
 
+/* A client can never stall the event loop nor hold memory without bound
+ * (issue: hostile input): replies are queued and sent as the socket takes
+ * them; while a client has replies waiting, its further commands wait
+ * unread in the kernel; one whose waiting replies pass CTL_OUT_MAX (it
+ * sends commands and never reads) is dropped, as is one silent for
+ * CTL_IDLE_S, and beyond CTL_MAX_CLIENTS a new connection is told so and
+ * closed.  Each drop is logged. */
+#define CTL_MAX_CLIENTS 64
+#define CTL_OUT_MAX	(4 * (DAEMON_REPLY_MAX + 64))
+#define CTL_IDLE_S	60.0 /* unless d->ctl_idle_s says otherwise */
+
 struct daemon_client {
 	struct daemon *d;
 	int fd;
 	ev_io w;
+	ev_timer idle;
 	char buf[DAEMON_CTL_LINE];
 	size_t len;
 	bool overflow; /* discarding the rest of a line too long */
+	char *out;     /* replies not yet taken by the socket */
+	size_t out_len;
 	struct daemon_client *next;
 };
+
+static unsigned nclients(const struct daemon *d)
+{
+	unsigned n = 0;
+
+	for (const struct daemon_client *c = d->clients; c; c = c->next)
+		n++;
+	return n;
+}
 
 static void client_close(struct daemon *d, struct daemon_client *c)
 {
@@ -251,26 +292,67 @@ static void client_close(struct daemon *d, struct daemon_client *c)
 	if (*pp)
 		*pp = c->next;
 	ev_io_stop(d->loop, &c->w);
+	ev_timer_stop(d->loop, &c->idle);
 	close(c->fd);
+	free(c->out);
 	free(c);
 }
 
-/* Replies are short; a client that does not read them within a second is
- * dropped rather than allowed to stall the emulation. */
-static bool client_write(struct daemon_client *c, const char *s, size_t n)
+static void client_drop(struct daemon_client *c, const char *why)
 {
-	while (n) {
-		ssize_t r = send(c->fd, s, n, MSG_NOSIGNAL);
-		if (r > 0) {
-			s += r;
-			n -= (size_t)r;
-		} else if (r < 0 && errno == EAGAIN) {
-			struct pollfd p = {.fd = c->fd, .events = POLLOUT};
-			if (poll(&p, 1, 1000) <= 0)
-				return false;
-		} else if (!(r < 0 && errno == EINTR)) {
+	fprintf(stderr, "%s %s: control client dropped: %s\n", c->d->prog, c->d->me->name, why);
+	client_close(c->d, c);
+}
+
+/* Read commands, or wait to send replies: never both. */
+static void client_watch(struct daemon_client *c)
+{
+	int events = c->out_len ? EV_WRITE : EV_READ;
+
+	if (c->w.events == events)
+		return;
+	ev_io_stop(c->d->loop, &c->w);
+	ev_io_set(&c->w, c->fd, events);
+	ev_io_start(c->d->loop, &c->w);
+}
+
+/* Send what the socket takes now; false when the client is gone. */
+static bool client_flush(struct daemon_client *c)
+{
+	size_t off = 0;
+
+	while (off < c->out_len) {
+		ssize_t r =
+		    send(c->fd, c->out + off, c->out_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (r > 0)
+			off += (size_t)r;
+		else if (r < 0 && errno == EINTR)
+			continue;
+		else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		else
 			return false;
-		}
+	}
+	memmove(c->out, c->out + off, c->out_len - off);
+	c->out_len -= off;
+	return true;
+}
+
+static bool client_queue(struct daemon_client *c, const char *s, size_t n)
+{
+	if (c->out_len + n > CTL_OUT_MAX) {
+		client_drop(c, "its replies are not read");
+		return false;
+	}
+	if (!c->out && !(c->out = malloc(CTL_OUT_MAX))) {
+		client_drop(c, "out of memory");
+		return false;
+	}
+	memcpy(c->out + c->out_len, s, n);
+	c->out_len += n;
+	if (!client_flush(c)) {
+		client_close(c->d, c);
+		return false;
 	}
 	return true;
 }
@@ -283,15 +365,16 @@ static bool client_line(struct daemon_client *c, const char *line)
 	daemon_command(c->d, line, reply, sizeof(reply) - 1);
 	n = strlen(reply);
 	reply[n++] = '\n';
-	return client_write(c, reply, n);
+	return client_queue(c, reply, n);
 }
 
-/* Complete lines in the buffer, each answered; keeps a partial one. */
+/* Complete lines in the buffer, each answered, until replies wait; keeps a
+ * partial line.  False when the client is gone. */
 static bool client_lines(struct daemon_client *c)
 {
 	char *nl;
 
-	while ((nl = memchr(c->buf, '\n', c->len))) {
+	while (!c->out_len && (nl = memchr(c->buf, '\n', c->len))) {
 		size_t used = (size_t)(nl - c->buf) + 1;
 		bool ok = true;
 		*nl = 0;
@@ -299,13 +382,13 @@ static bool client_lines(struct daemon_client *c)
 			c->overflow = false;
 		else
 			ok = client_line(c, c->buf);
-		memmove(c->buf, nl + 1, c->len - used);
-		c->len -= used;
 		if (!ok)
 			return false;
+		memmove(c->buf, nl + 1, c->len - used);
+		c->len -= used;
 	}
-	if (c->len == sizeof(c->buf)) {
-		if (!c->overflow && !client_write(c, "error line too long\n", 20))
+	if (c->len == sizeof(c->buf) && !memchr(c->buf, '\n', c->len)) {
+		if (!c->overflow && !client_queue(c, "error line too long\n", 20))
 			return false;
 		c->overflow = true;
 		c->len = 0;
@@ -313,14 +396,10 @@ static bool client_lines(struct daemon_client *c)
 	return true;
 }
 
-static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+static void client_read(struct daemon_client *c)
 {
-	struct daemon_client *c = w->data;
-	ssize_t r;
+	ssize_t r = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
 
-	(void)loop;
-	(void)revents;
-	r = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, 0);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (r <= 0) {
@@ -328,12 +407,39 @@ static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
 		return;
 	}
 	c->len += (size_t)r;
-	if (!client_lines(c))
+	if (client_lines(c))
+		client_watch(c);
+}
+
+static void client_cb(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct daemon_client *c = w->data;
+
+	ev_timer_again(loop, &c->idle);
+	if (!(revents & EV_WRITE)) {
+		client_read(c);
+		return;
+	}
+	if (!client_flush(c)) {
 		client_close(c->d, c);
+		return;
+	}
+	/* Replies sent: the lines that waited behind them come next. */
+	if (!c->out_len && !client_lines(c))
+		return;
+	client_watch(c);
+}
+
+static void idle_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	client_drop(w->data, "idle too long");
 }
 
 static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
+	static const char full[] = "error too many control clients (allowed: 64)\n";
 	struct daemon *d = w->data;
 	struct daemon_client *c;
 	int fd = accept4(d->ctl_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -341,6 +447,14 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	if (fd < 0)
 		return;
+	if (nclients(d) >= CTL_MAX_CLIENTS) {
+		if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			(void)0; /* the client learns from the closed socket */
+		close(fd);
+		fprintf(stderr, "%s %s: control client refused: %d already connected\n", d->prog,
+			d->me->name, CTL_MAX_CLIENTS);
+		return;
+	}
 	if (!(c = calloc(1, sizeof(*c)))) {
 		close(fd);
 		return;
@@ -352,6 +466,10 @@ static void accept_cb(struct ev_loop *loop, ev_io *w, int revents)
 	ev_io_init(&c->w, client_cb, fd, EV_READ);
 	c->w.data = c;
 	ev_io_start(loop, &c->w);
+	ev_init(&c->idle, idle_cb);
+	c->idle.repeat = d->ctl_idle_s > 0 ? d->ctl_idle_s : CTL_IDLE_S;
+	c->idle.data = c;
+	ev_timer_again(loop, &c->idle);
 }
 
 static bool ctl_fail(struct daemon *d, const char *what)

@@ -593,7 +593,7 @@ static int daemon_spawn(struct launch *l, int i)
 		d->pid = 0;
 		return fail(l, "starting %s for %s: %s", d->prog, l->t->nodes[i].name, err);
 	}
-	f = fopen(d->pidfile, "we");
+	f = records_create(d->pidfile);
 	if (!f || fprintf(f, "%d\n", (int)d->pid) < 0 || fclose(f) != 0)
 		return fail(l, "%s: %s", d->pidfile, strerror(errno));
 	return 0;
@@ -1012,7 +1012,7 @@ static int up_note(struct launch *l)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/outdir", l->rundir);
-	f = fopen(path, "we");
+	f = records_create(path);
 	if (!f || fprintf(f, "%s\n", l->outdir) < 0 || fclose(f) != 0)
 		return fail(l, "%s: %s", path, strerror(errno));
 	if (!l->paused)

@@ -399,7 +399,7 @@ static bool merge_timed(const struct topology *t, const char *dir, const char *b
 
 	snprintf(path, sizeof(path), "%s/%s.csv", dir, base);
 	if (n > 0 && header) {
-		out = fopen(path, "we");
+		out = records_create(path);
 		if (out) {
 			fprintf(out, "%s\n", header);
 			merge_heads(h, t->nnodes, out);
@@ -463,7 +463,7 @@ static bool merge_lateness(const struct topology *t, const char *dir, struct lau
 		if (read_record(f, &rec, &cap) >= 0 && !out) {
 			header = strdup(rec);
 			snprintf(path, sizeof(path), "%s/lateness.csv", dir);
-			if (!header || !(out = fopen(path, "we"))) {
+			if (!header || !(out = records_create(path))) {
 				fprintf(report, "mrcemu: %s: %s\n", path, strerror(errno));
 				fclose(f);
 				free(rec);

@@ -5,11 +5,13 @@
 #include "records.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 static void row_reserve(struct csv *c, size_t more)
 {
@@ -59,7 +61,7 @@ struct csv *csv_open(const char *dir, const char *name, const char *header)
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	c->f = fopen(c->path, "w");
+	c->f = records_create(c->path);
 	if (!c->f) {
 		int e = errno;
 		free(c);
@@ -163,6 +165,9 @@ bool csv_close(struct csv *c)
 	}
 	ok = fflush(c->f) == 0 && !ferror(c->f);
 	ok = fclose(c->f) == 0 && ok;
+	if (!ok) /* errno is that of the failed write or close */
+		fprintf(stderr, "mrcemu: %s: writing failed: %s\n", c->path,
+			strerror(errno ? errno : EIO));
 	free(c->row);
 	free(c);
 	return ok;
@@ -201,5 +206,28 @@ bool records_mkdir(const char *dir)
 		errno = ENOTDIR;
 		return false;
 	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		fprintf(stderr,
+			"mrcemu: %s: owned by uid %u, not by uid %u who runs (refused: its owner "
+			"could plant links there)\n",
+			path, (unsigned)st.st_uid, (unsigned)geteuid());
+		errno = EPERM;
+		return false;
+	}
 	return true;
+}
+
+FILE *records_create(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (!(f = fdopen(fd, "w"))) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }

@@ -12,8 +12,8 @@ struct csv {
 	FILE *f;
 	char path[4096];
 	int ncols;
-	int col;        /* cells written in the current row */
-	char *row;      /* the row being built */
+	int col;   /* cells written in the current row */
+	char *row; /* the row being built */
 	size_t len, cap;
 	uint64_t rows;
 };
@@ -23,16 +23,23 @@ struct csv {
 struct csv *csv_open(const char *dir, const char *name, const char *header);
 void csv_u64(struct csv *c, uint64_t v);
 void csv_i64(struct csv *c, int64_t v);
-void csv_double(struct csv *c, double v);  /* %.10g */
+void csv_double(struct csv *c, double v);   /* %.10g */
 void csv_str(struct csv *c, const char *s); /* quoted when it needs it */
-void csv_bool(struct csv *c, bool v);       /* true / false */
+void csv_bool(struct csv *c, bool v);	    /* true / false */
 void csv_ipv4(struct csv *c, uint32_t ip);
 /* End the row; aborts if the row has the wrong number of cells (a bug). */
 void csv_end(struct csv *c);
-/* Flush and close; returns false if any write failed. */
+/* Flush and close; returns false if any write failed, after saying so on
+ * stderr with the file's name. */
 bool csv_close(struct csv *c);
 
-/* mkdir -p */
+/* mkdir -p; the folder itself must belong to the user running or to root
+ * (as root, writing into another user's folder would follow what that user
+ * planted there); says why on stderr when it does not. */
 bool records_mkdir(const char *dir);
+
+/* Create (or truncate) a file to write, never through a symbolic link
+ * (O_NOFOLLOW): mrcemu runs as root.  NULL with errno set on failure. */
+FILE *records_create(const char *path);
 
 #endif

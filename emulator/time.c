@@ -159,6 +159,12 @@ static bool parse_quantity(const struct quantity *k, const char *s, uint64_t *ou
 			    k->what, k->unit_list);
 	}
 	unit = p;
+	/* "1e9" reads as 1 and the unit "e9"; say what is really wrong. */
+	if ((*p == 'e' || *p == 'E') && (is_digit(p[1]) || p[1] == '+' || p[1] == '-')) {
+		return fail(err, errlen, s,
+			    "exponents are not accepted (write the digits and a %s unit: %s)",
+			    k->what, k->unit_list);
+	}
 	for (end = p + strlen(p); end > unit && is_space(end[-1]); end--) {
 	}
 	if (end == unit) {

@@ -36,6 +36,7 @@ enum sec_kind {
 struct sec {
 	enum sec_kind kind;
 	int index; /* node or link */
+	int line;
 };
 
 struct kv {
@@ -85,6 +86,7 @@ static void fail(struct loader *ld, int line, const char *fmt, ...)
 		vsnprintf(ld->err + n, ld->errlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
+	config_escape(ld->err, ld->errlen);
 }
 
 static void *grow(void *p, int n, size_t size)
@@ -145,10 +147,19 @@ static bool check_name(struct loader *ld, const char *hdr, const char *name)
 	return true;
 }
 
-static void add_section(struct loader *ld, enum sec_kind kind, int index)
+/* [emulation], [nic], [switch] and [workload] come once: a second one
+ * would silently override the first, attribute by attribute. */
+static void add_section(struct loader *ld, enum sec_kind kind, int index, const char *hdr)
 {
+	for (int i = 0; kind != SEC_NODE && kind != SEC_LINK && i < ld->nsecs; i++) {
+		if (ld->secs[i].kind == kind) {
+			fail(ld, ld->line, "[%s]: section already given (line %d; allowed: once)",
+			     hdr, ld->secs[i].line);
+			return;
+		}
+	}
 	ld->secs = grow(ld->secs, ld->nsecs, sizeof *ld->secs);
-	ld->secs[ld->nsecs] = (struct sec){kind, index};
+	ld->secs[ld->nsecs] = (struct sec){kind, index, ld->line};
 	ld->cur = ld->nsecs++;
 }
 
@@ -175,7 +186,7 @@ static void declare_node(struct loader *ld, const char *hdr, enum node_kind kind
 	n->line = ld->line;
 	ld->ip_line[t->nnodes] = 0;
 	ld->mac_line[t->nnodes] = 0;
-	add_section(ld, SEC_NODE, t->nnodes++);
+	add_section(ld, SEC_NODE, t->nnodes++, hdr);
 }
 
 static void declare_link(struct loader *ld, const char *hdr, const char *a, const char *b)
@@ -201,7 +212,7 @@ static void declare_link(struct loader *ld, const char *hdr, const char *a, cons
 	snprintf(ld->ends[t->nlinks][0], TOPO_NAME_MAX, "%s", a);
 	snprintf(ld->ends[t->nlinks][1], TOPO_NAME_MAX, "%s", b);
 	ld->link_delay_set[t->nlinks] = false;
-	add_section(ld, SEC_LINK, t->nlinks++);
+	add_section(ld, SEC_LINK, t->nlinks++, hdr);
 }
 
 /* "[link h0 s0]" and the like, seen by the line reader before inih. */
@@ -230,13 +241,13 @@ static void section_start(struct loader *ld, char *line)
 		w[n++] = tok;
 	}
 	if (n == 1 && !strcmp(w[0], "emulation")) {
-		add_section(ld, SEC_EMULATION, 0);
+		add_section(ld, SEC_EMULATION, 0, hdr);
 	} else if (n == 1 && !strcmp(w[0], "nic")) {
-		add_section(ld, SEC_NIC_DEFAULTS, 0);
+		add_section(ld, SEC_NIC_DEFAULTS, 0, hdr);
 	} else if (n == 1 && !strcmp(w[0], "switch")) {
-		add_section(ld, SEC_SWITCH_DEFAULTS, 0);
+		add_section(ld, SEC_SWITCH_DEFAULTS, 0, hdr);
 	} else if (n == 1 && !strcmp(w[0], "workload")) {
-		add_section(ld, SEC_WORKLOAD, 0);
+		add_section(ld, SEC_WORKLOAD, 0, hdr);
 	} else if (n == 2 && !strcmp(w[0], "nic")) {
 		declare_node(ld, hdr, NODE_NIC, w[1]);
 	} else if (n == 2 && !strcmp(w[0], "switch")) {
@@ -281,6 +292,10 @@ static char *read_line(char *str, int num, void *stream)
 		return NULL;
 	}
 	ld->line++;
+	if (memchr(ld->buf, '\0', (size_t)n)) {
+		fail(ld, ld->line, "line: holds a NUL byte (allowed: text)");
+		return NULL;
+	}
 	while (n > 0 && (ld->buf[n - 1] == '\n' || ld->buf[n - 1] == '\r')) {
 		ld->buf[--n] = '\0';
 	}
@@ -319,6 +334,16 @@ static int on_attribute(void *user, const char *section, const char *name, const
 		     "[switch], [nic NAME], [link A B], ...)",
 		     name);
 		return 0;
+	}
+	/* `down` and `drop` add to what is set; anything else given twice
+	 * would silently keep the last. */
+	for (int i = ld->nkvs - 1; i >= 0 && ld->kvs[i].sec == ld->cur; i--) {
+		if (!strcmp(ld->kvs[i].name, name) && strcmp(name, "down") &&
+		    strcmp(name, "drop")) {
+			fail(ld, ld->line, "%s: set twice in this section (line %d; allowed: once)",
+			     name, ld->kvs[i].line);
+			return 0;
+		}
 	}
 	ld->kvs = grow(ld->kvs, ld->nkvs, sizeof *ld->kvs);
 	ld->kvs[ld->nkvs++] = (struct kv){ld->cur, ld->line, strdup(name), strdup(value)};
@@ -1046,9 +1071,9 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	config_emulation_defaults(&t->emu);
 	config_nic_defaults(&ld.nic_def);
 	config_switch_defaults(&ld.sw_def);
-	ld.f = fopen(path, "r");
+	/* A topology of thousands of nodes is a few hundred KiB. */
+	ld.f = config_open_input(path, 64ULL << 20, err, errlen);
 	if (!ld.f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		free(t);
 		return NULL;
 	}

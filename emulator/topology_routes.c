@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "topology.h"
+#include "wire.h"
 
 /* Hop counts from `src` to every node; NICs and externals have one port, so
  * no shortest path passes through them. */
@@ -37,6 +38,24 @@ static int unreachable(const struct topology *t, const int *dist)
 		}
 	}
 	return -1;
+}
+
+/* A frame leaves a NIC with TTL 64 and a switch drops one that arrives with
+ * TTL 1 or less (docs/protocol.md §1): a shortest path may cross at most 63
+ * switches.  A longer one would lose every frame, so the load refuses it.
+ * Returns the farthest endpoint beyond that, or -1. */
+#define ROUTE_MAX_SWITCHES (WIRE_TTL - 1)
+static int too_far(const struct topology *t, const int *dist)
+{
+	int far = -1;
+
+	for (int i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].kind != NODE_SWITCH && dist[i] - 1 > ROUTE_MAX_SWITCHES &&
+		    (far < 0 || dist[i] > dist[far])) {
+			far = i;
+		}
+	}
+	return far;
 }
 
 /* One destination's column: every port whose peer is one hop nearer, in
@@ -84,6 +103,15 @@ bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len)
 			    why, len,
 			    "link: %s cannot reach %s (allowed: every NIC and external connected)",
 			    t->nodes[bad].name, t->nodes[d].name);
+			break;
+		}
+		if ((bad = too_far(t, dist)) >= 0) {
+			snprintf(
+			    why, len,
+			    "link: the path from %s to %s crosses %d switches (allowed: at most "
+			    "%d: frames leave with TTL %d and each switch takes one)",
+			    t->nodes[bad].name, t->nodes[d].name, dist[bad] - 1, ROUTE_MAX_SWITCHES,
+			    WIRE_TTL);
 			break;
 		}
 		first = (int)d;

@@ -4,6 +4,8 @@
  * NICs, and `after` names only messages the posting node sends or receives,
  * with no cycle. */
 #include "workload.h"
+#include "config.h"
+#include "wire.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,8 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WORKLOAD_MAX_BYTES (1ULL << 40)
-#define WORKLOAD_COLUMNS   6
+#define WORKLOAD_COLUMNS 6
+
+/* A workload of 2^20 messages (the message-index limit) at about 40 bytes a
+ * row is 40 MiB; 256 MiB leaves room for comments and long `after` lists
+ * and still refuses /dev/zero before it fills memory. */
+#define WORKLOAD_MAX_FILE (256ULL << 20)
 
 static const char *const columns[WORKLOAD_COLUMNS] = {"id", "at", "src", "dst", "bytes", "after"};
 
@@ -53,6 +59,7 @@ static void wl_fail(struct wl_loader *ld, int line, const char *column, const ch
 		vsnprintf(ld->err + n, ld->errlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
+	config_escape(ld->err, ld->errlen);
 }
 
 static char *trim(char *s)
@@ -217,8 +224,10 @@ static void parse_row(struct wl_loader *ld, int line, char **cells, int n)
 		wl_fail(ld, line, "bytes", "%s", why);
 		return;
 	}
-	if (m.bytes > WORKLOAD_MAX_BYTES) {
-		wl_fail(ld, line, "bytes", "%s is out of range (allowed: 0..1099511627776, 2^40)",
+	if (m.bytes > WIRE_MAX_MSG_BYTES) {
+		wl_fail(ld, line, "bytes",
+			"%s is out of range (allowed: 0..4294967295, 4 GiB - 1: RETH's DMA "
+			"length is 32 bits)",
 			cells[4]);
 		return;
 	}
@@ -342,10 +351,15 @@ static void read_rows(struct wl_loader *ld, FILE *f)
 	size_t cap = 0;
 	int line = 0;
 
-	while (!ld->failed && getline(&buf, &cap, f) >= 0) {
+	ssize_t n;
+
+	while (!ld->failed && (n = getline(&buf, &cap, f)) >= 0) {
+		bool nul = memchr(buf, '\0', (size_t)n) != NULL;
 		char *s = trim(buf);
 		line++;
-		if (line == 1) {
+		if (nul) {
+			wl_fail(ld, line, "line", "holds a NUL byte (allowed: text)");
+		} else if (line == 1) {
 			check_header(ld, s);
 		} else if (*s && *s != '#') {
 			parse_row(ld, line, cells, split(s, cells));
@@ -361,14 +375,12 @@ bool workload_load(const char *path, const struct topology *t, struct workload *
 		   size_t errlen)
 {
 	struct wl_loader ld = {.path = path, .t = t, .w = w, .err = err, .errlen = errlen};
-	FILE *f = fopen(path, "r");
+	FILE *f;
 
 	w->msgs = NULL;
 	w->count = 0;
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	if (!(f = config_open_input(path, WORKLOAD_MAX_FILE, err, errlen)))
 		return false;
-	}
 	read_rows(&ld, f);
 	fclose(f);
 	if (!ld.failed) {

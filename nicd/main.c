@@ -182,6 +182,10 @@ static bool stats(struct nicd *n, char *reply, size_t len)
 		if (used >= len)
 			return snprintf(reply, len, "reply too long"), false;
 	}
+	used += (size_t)snprintf(reply + used, used < len ? len - used : 0, " posts_refused=%llu",
+				 (unsigned long long)n->d.posts_refused);
+	if (used >= len)
+		return snprintf(reply, len, "reply too long"), false;
 	return true;
 }
 

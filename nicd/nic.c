@@ -105,7 +105,7 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	struct nic_qp_send *sq;
 
 	/* RETH's DMA length is 32 bits. */
-	if (bytes > UINT32_MAX || dst_ip == nic->ip || !msg_id || msg_id > NIC_MAX_MSG_ID ||
+	if (bytes > WIRE_MAX_MSG_BYTES || dst_ip == nic->ip || !msg_id || msg_id > NIC_MAX_MSG_ID ||
 	    !(sq = calloc(1, sizeof(*sq)))) {
 		nic->c.msgs_refused++;
 		return false;

@@ -3,15 +3,20 @@
  * file (magic a1b23c4d); nothing here knows the format. */
 #include "capture.h"
 
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "../emulator/records.h"
 
 #define CAPTURE_SNAPLEN 65535
 
 struct capture {
 	pcap_t *pd;
 	pcap_dumper_t *dumper;
+	char path[4096];
 };
 
 struct capture *capture_open(const char *path, char *err, size_t errlen)
@@ -29,9 +34,13 @@ struct capture *capture_open(const char *path, char *err, size_t errlen)
 		free(c);
 		return NULL;
 	}
-	c->dumper = pcap_dump_open(c->pd, path);
-	if (!c->dumper) {
-		snprintf(err, errlen, "%s", pcap_geterr(c->pd));
+	snprintf(c->path, sizeof c->path, "%s", path);
+	/* never through a planted link (records_create) */
+	FILE *f = records_create(path);
+	if (!f || !(c->dumper = pcap_dump_fopen(c->pd, f))) {
+		snprintf(err, errlen, "%s: %s", path, f ? pcap_geterr(c->pd) : strerror(errno));
+		if (f)
+			fclose(f);
 		pcap_close(c->pd);
 		free(c);
 		return NULL;
@@ -56,6 +65,10 @@ void capture_close(struct capture *c)
 {
 	if (!c)
 		return;
+	FILE *f = pcap_dump_file(c->dumper);
+	if (fflush(f) || ferror(f))
+		fprintf(stderr, "mrcemu: %s: writing failed: %s\n", c->path,
+			strerror(errno ? errno : EIO));
 	pcap_dump_close(c->dumper);
 	pcap_close(c->pd);
 	free(c);

@@ -4,12 +4,18 @@
  * §12 rule 16, a frame the engine has already overtaken is a causality
  * violation, MaxViolations stops the daemon, frames to and from external
  * endpoints carry no trailer (docs/architecture.md, Stamped frames). */
+#include <errno.h>
+#include <ev.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -504,7 +510,15 @@ static void test_cmd_parse_refuses_with_a_reason(void **state)
 	assert_refused("start 5 0", "start: scale '0' is not a whole number >= 1");
 	assert_refused("start 5 2x", "start: scale '2x' is not a whole number >= 1");
 	assert_refused("post h1", "usage: post DST BYTES");
-	assert_refused("post h1 0", "post: bytes '0': must be > 0");
+	assert_refused("post h1 0",
+		       "post: bytes '0' is out of range (allowed: 1..4294967295, 4 GiB "
+		       "- 1: RETH's DMA length is 32 bits)");
+	/* issue 13, failure 8: refused in the reply, with the right reason */
+	assert_refused("post h1 5GiB",
+		       "post: bytes '5GiB' is out of range (allowed: 1..4294967295, "
+		       "4 GiB - 1: RETH's DMA length is 32 bits)");
+	assert_refused("post h1 1e9", "post: bytes: \"1e9\": exponents are not accepted (write the "
+				      "digits and a size unit: B, KB, MB, GB, KiB, MiB or GiB)");
 	assert_refused("port x down", "port: 'x' is not a port number");
 	assert_refused("port 64 down", "port: '64' is not a port number");
 	assert_refused("port 1 sideways", "port: 'sideways' (allowed: down, up)");
@@ -629,6 +643,97 @@ static void test_init_refuses_wrong_node(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+/* ---- control clients (issue 13, failure 5) ---- */
+
+static int ctl_connect(const struct fixture *f, struct ev_loop *loop)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->d.ctl_path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ev_run(loop, EVRUN_NOWAIT); /* accepted */
+	return fd;
+}
+
+/* Wait (running the loop) until the daemon closes fd: its reads see the
+ * end, after whatever was sent. */
+static bool closed_by_daemon(int fd, struct ev_loop *loop, double seconds, char *got, size_t len)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < (int)(seconds * 100); i++) {
+		ev_run(loop, EVRUN_NOWAIT);
+		ssize_t r = recv(fd, got + n, len - 1 - n, MSG_DONTWAIT);
+		if (r > 0)
+			n += (size_t)r;
+		got[n] = 0;
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return true;
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	return false;
+}
+
+/* Issue 13, failure 5: a client that never reads its replies cannot stall
+ * the loop (each turn returns at once) and is dropped when idle; a silent
+ * one is dropped when idle; beyond 64 clients a new one is told so. */
+static void test_ctl_clients_cannot_stall(void **state)
+{
+	struct fixture *f = *state;
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	int fds[64], hog, extra;
+	char got[256];
+
+	f->d.loop = loop;
+	f->d.ctl_idle_s = 0.3;
+	snprintf(f->d.ctl_path, sizeof(f->d.ctl_path), "%s/s0.ctl", f->dir);
+	assert_true(daemon_ctl_open(&f->d));
+
+	for (int i = 0; i < 64; i++)
+		fds[i] = ctl_connect(f, loop);
+	extra = ctl_connect(f, loop);
+	assert_true(closed_by_daemon(extra, loop, 1, got, sizeof(got)));
+	assert_string_equal(got, "error too many control clients (allowed: 64)\n");
+	close(extra);
+	for (int i = 0; i < 64; i++)
+		close(fds[i]);
+	ev_run(loop, EVRUN_NOWAIT);
+
+	/* The hog sends commands without end and reads nothing. */
+	hog = ctl_connect(f, loop);
+	for (int i = 0; i < 20000; i++) {
+		struct timespec t0, t1;
+		if (send(hog, "status\n", 7, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ev_run(loop, EVRUN_NOWAIT);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		/* no turn waits for the client (was: 1 s a line) */
+		assert_true((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) <
+			    500000000L);
+	}
+	struct pollfd p = {.fd = hog, .events = POLLOUT};
+	bool gone = false;
+	for (int i = 0; i < 200 && !gone; i++) {
+		ev_run(loop, EVRUN_NOWAIT);
+		gone = poll(&p, 1, 10) == 1 && (p.revents & (POLLHUP | POLLERR));
+	}
+	assert_true(gone);
+	close(hog);
+
+	/* A client that says nothing is dropped after ctl_idle_s. */
+	hog = ctl_connect(f, loop);
+	assert_true(closed_by_daemon(hog, loop, 2, got, sizeof(got)));
+	assert_string_equal(got, "");
+	close(hog);
+
+	daemon_ctl_close(&f->d);
+	ev_loop_destroy(loop);
+	f->d.loop = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +754,7 @@ int main(void)
 	    T(test_commands),
 	    cmocka_unit_test(test_args),
 	    T(test_init_refuses_wrong_node),
+	    T(test_ctl_clients_cannot_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

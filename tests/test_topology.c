@@ -10,9 +10,11 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../emulator/config.h"
@@ -556,8 +558,12 @@ static void test_workload_errors(void **state)
 	expect_workload_error(t, "1,0ns,h0,h9,4MiB,\n", 2, "dst: 'h9' is not a node");
 	expect_workload_error(t, "1,0ns,leaf0,h1,4MiB,\n", 2, "src: 'leaf0' is a switch");
 	expect_workload_error(t, "1,0ns,h1,h1,4MiB,\n", 2, "dst: h1 sends to itself");
-	expect_workload_error(t, "1,0ns,h0,h1,1025GiB,\n", 2,
-			      "bytes: 1025GiB is out of range (allowed: 0..1099511627776, 2^40)");
+	/* issue 13, failure 7: RETH's DMA length is 32 bits; refused at load */
+	expect_workload_error(t, "1,0ns,h0,h1,4GiB,\n", 2,
+			      "bytes: 4GiB is out of range (allowed: 0..4294967295, 4 GiB - 1: "
+			      "RETH's DMA length is 32 bits)");
+	expect_workload_error(t, "1,0ns,h0,h1,1e9,\n", 2,
+			      "bytes: \"1e9\": exponents are not accepted");
 	expect_workload_error(t, "1,150,h0,h1,4MiB,\n", 2,
 			      "at: '150' needs a unit (ps ns us ms s)");
 	expect_workload_error(t, "1,0ns,h0,h1,4MiB,7\n", 2, "after: 7 is not a message id");
@@ -577,8 +583,8 @@ static void test_workload_errors(void **state)
 	unlink(path);
 	assert_non_null(strstr(err, ":1: header: expected 'id,at,src,dst,bytes,after'"));
 
-	/* `after` a message the poster receives is allowed; 2^40 bytes is too */
-	path = write_temp("id,at,src,dst,bytes,after\n1,0ns,h1,h0,1024GiB,\n"
+	/* `after` a message the poster receives is allowed; 4 GiB - 1 is too */
+	path = write_temp("id,at,src,dst,bytes,after\n1,0ns,h1,h0,4294967295,\n"
 			  "2,1us,h0,h2,0,1\n3,0ns,h2,h0,1MiB,2\n");
 	bool ok = workload_load(path, t, &w, err, sizeof err);
 	unlink(path);
@@ -586,9 +592,134 @@ static void test_workload_errors(void **state)
 		fail_msg("%s", err);
 	}
 	assert_int_equal(w.count, 3);
-	assert_int_equal(w.msgs[0].bytes, 1ULL << 40);
+	assert_int_equal(w.msgs[0].bytes, 4294967295ULL);
 	assert_int_equal(w.msgs[1].bytes, 0);
 	workload_free(&w);
+	topology_free(t);
+}
+
+static char *write_temp_n(const char *text, size_t n)
+{
+	static char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/tmp/mrcemu-test-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, n), (ssize_t)n);
+	close(fd);
+	return path;
+}
+
+/* The first error of loading `path`, which must be refused on one line. */
+static void expect_topology_error(const char *path, const char *want)
+{
+	char err[TOPO_ERR_MAX] = "";
+	struct topology *t = topology_load(path, err, sizeof err);
+
+	if (t) {
+		topology_free(t);
+		fail_msg("%s was accepted", path);
+	}
+	if (!strstr(err, want) || strchr(err, '\n'))
+		fail_msg("got \"%s\", want \"...%s...\"", err, want);
+}
+
+#define TWO_NICS "[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n[link h0 h1]\n"
+
+/* Issue 13, failure 7: what a file could slip past the loader. */
+static void test_hostile_topologies(void **state)
+{
+	static const char nul[] = TWO_NICS "[nic]\nMSS = 1024\0junk\n";
+	char *path;
+
+	(void)state;
+	path = write_temp(TWO_NICS "[nic]\nMSS = 1024\n[nic]\nMSS = 2048\n");
+	expect_topology_error(path, ":8: [nic]: section already given (line 6; allowed: once)");
+	unlink(path);
+	path = write_temp(TWO_NICS "[emulation]\nseed = 1\nseed = 2\n");
+	expect_topology_error(path, ":8: seed: set twice in this section (line 7; allowed: once)");
+	unlink(path);
+	path = write_temp_n(nul, sizeof nul - 1);
+	expect_topology_error(path, ":7: line: holds a NUL byte (allowed: text)");
+	unlink(path);
+	/* an echoed name cannot write escape sequences or split the line */
+	path = write_temp(TWO_NICS "[nic]\nM\x1b[2JS\x07S = 1\n");
+	expect_topology_error(path, ":7: M\\x1b[2JS\\x07S: unknown attribute of [nic]");
+	unlink(path);
+	expect_topology_error("/dev/zero", "/dev/zero: not a regular file");
+}
+
+/* A chain h0 - s0 - ... - s(n-1) - h1. */
+static char *chain(int n)
+{
+	size_t cap = 64 + (size_t)n * 64, len = 0;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len,
+				"[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = "
+				"10.0.0.2\n[link h0 s0]\n");
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len, "[switch s%d]\n[link s%d %s%d]\n", i,
+					i, i + 1 < n ? "s" : "h", i + 1 < n ? i + 1 : 1);
+	char *path = write_temp(text);
+	free(text);
+	return path;
+}
+
+/* Issue 13, failure 7: a frame leaves with TTL 64 and a switch drops it at
+ * TTL 1: 63 switches are the most a path may cross; more is refused at load
+ * rather than losing every frame at run time. */
+static void test_path_longer_than_ttl_refused(void **state)
+{
+	char err[TOPO_ERR_MAX] = "", *path;
+	struct topology *t;
+
+	(void)state;
+	path = chain(63);
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	if (!t)
+		fail_msg("%s", err);
+	topology_free(t);
+	path = chain(64);
+	expect_topology_error(path, "link: the path from h1 to h0 crosses 64 switches (allowed: at "
+				    "most 63: frames leave with TTL 64 and each switch takes one)");
+	unlink(path);
+}
+
+/* Issue 13, failure 6: a workload is a regular file of bounded size. */
+static void test_workload_files(void **state)
+{
+	struct topology *t = load_ok(DATA "two-hosts.ini");
+	static const char nul[] = "id,at,src,dst,bytes,after\n1,0ns,h0,h1,1MiB,\0\n";
+	char err[512], fifo[] = "/tmp/mrcemu-test-fifo-XXXXXX", *path;
+	struct workload w;
+	int fd;
+
+	(void)state;
+	assert_false(workload_load("/dev/zero", t, &w, err, sizeof err));
+	assert_string_equal(err, "/dev/zero: not a regular file (allowed: a regular file)");
+	assert_non_null(mkdtemp(fifo));
+	strcat(fifo, "/f");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_false(workload_load(fifo, t, &w, err, sizeof err)); /* does not block */
+	assert_non_null(strstr(err, ": not a regular file"));
+	unlink(fifo);
+	*strrchr(fifo, '/') = 0;
+	rmdir(fifo);
+	path = write_temp("id,at,src,dst,bytes,after\n");
+	fd = open(path, O_WRONLY);
+	assert_int_equal(ftruncate(fd, (256 << 20) + 1), 0); /* sparse */
+	close(fd);
+	assert_false(workload_load(path, t, &w, err, sizeof err));
+	assert_non_null(strstr(err, ": 268435457 bytes (allowed: at most 268435456)"));
+	unlink(path);
+	path = write_temp_n(nul, sizeof nul - 1);
+	assert_false(workload_load(path, t, &w, err, sizeof err));
+	assert_non_null(strstr(err, ":2: line: holds a NUL byte (allowed: text)"));
+	unlink(path);
 	topology_free(t);
 }
 
@@ -605,6 +736,9 @@ int main(void)
 	    cmocka_unit_test(test_drop_rules),
 	    cmocka_unit_test(test_workload_good),
 	    cmocka_unit_test(test_workload_errors),
+	    cmocka_unit_test(test_hostile_topologies),
+	    cmocka_unit_test(test_path_longer_than_ttl_refused),
+	    cmocka_unit_test(test_workload_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

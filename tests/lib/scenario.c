@@ -16,6 +16,33 @@ static void write_file(const char *path, const char *text)
 	}
 }
 
+/* Does `given` set attribute `name` (a line "name =" or "name=")? */
+static bool sets(const char *given, const char *name, size_t n)
+{
+	for (const char *l = given; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = l + strspn(l, " \t");
+		if (!strncmp(e, name, n) && (e[n] == ' ' || e[n] == '=' || e[n] == '\t'))
+			return true;
+	}
+	return false;
+}
+
+/* The default lines the caller's own do not set, then the caller's: the
+ * loader refuses an attribute set twice in a section. */
+static void section(char *out, size_t len, const char *defaults, const char *given)
+{
+	size_t used = 0;
+
+	for (const char *l = defaults; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = strcspn(l, " =");
+		if (!sets(given, l, n))
+			used += (size_t)snprintf(out + used, len - used, "%.*s\n", (int)(nl - l), l);
+		l = nl + 1;
+	}
+	snprintf(out + used, len - used, "%s\n", given ? given : "");
+}
+
 struct scenario *scenario_b2b(const char *nic_attrs, const char *link_attrs, const char *workload)
 {
 	return scenario_b2b_nodes(nic_attrs, NULL, NULL, link_attrs, workload);
@@ -32,13 +59,16 @@ struct scenario *scenario_b2b_nodes(const char *nic_attrs, const char *h0_attrs,
 	if (!mkdtemp(s->dir))
 		abort();
 	snprintf(s->out, sizeof(s->out), "%s/out", s->dir);
+	char nic[2048], link[2048];
+	section(nic, sizeof(nic),
+		"MonitorEnabled = true\nEnableEventLogging = true\nEnableCcTrace = true\n",
+		nic_attrs);
+	section(link, sizeof(link), "rate = 400Gbps\ndelay = 1us\n", link_attrs);
 	snprintf(text, sizeof(text),
 		 "[emulation]\nname = scenario\nseed = 1\n\n"
-		 "[nic]\nMonitorEnabled = true\nEnableEventLogging = true\nEnableCcTrace = true\n"
-		 "%s\n\n[nic h0]\nip = 10.0.0.1\n%s\n[nic h1]\nip = 10.0.0.2\n%s\n\n"
-		 "[link h0 h1]\nrate = 400Gbps\ndelay = 1us\n%s\n\n[workload]\nfile = w.csv\n",
-		 nic_attrs ? nic_attrs : "", h0_attrs ? h0_attrs : "", h1_attrs ? h1_attrs : "",
-		 link_attrs ? link_attrs : "");
+		 "[nic]\n%s\n[nic h0]\nip = 10.0.0.1\n%s\n[nic h1]\nip = 10.0.0.2\n%s\n\n"
+		 "[link h0 h1]\n%s\n[workload]\nfile = w.csv\n",
+		 nic, h0_attrs ? h0_attrs : "", h1_attrs ? h1_attrs : "", link);
 	snprintf(path, sizeof(path), "%s/topo.ini", s->dir);
 	write_file(path, text);
 	snprintf(text, sizeof(text), "id,at,src,dst,bytes,after\n%s", workload);

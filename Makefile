@@ -67,12 +67,18 @@ TEST_HELPERS := $(wildcard tests/lib/*.c)
 TEST_HELPER_OBJS := $(TEST_HELPERS:%.c=$(BUILD)/obj/%.o)
 TOOLS_SRCS := $(wildcard tests/tools/*.c)
 TOOLS     := $(TOOLS_SRCS:tests/tools/%.c=$(BUILD)/tests/%)
+# The fuzz harnesses (tests/fuzz/fuzz_*.c) also build with a main() that
+# replays a corpus and its mutations (tests/fuzz/replay.c), for `make test`.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=$(BUILD)/tests/fuzz-%-replay)
+# `make fuzz`: each harness under libFuzzer and AFL++ for FUZZ_TIME seconds.
+FUZZ_TIME ?= 15
 
 # Quiet unless V=1: one line a file, and only when there is work.
 Q := $(if $(V),,@)
-.PHONY: all test check demo bench clean install
+.PHONY: all test check demo bench clean install fuzz
 .SECONDARY: # keep test objects between builds
-all: $(BINS) $(TESTS) $(TOOLS)
+all: $(BINS) $(TESTS) $(TOOLS) $(FUZZ_REPLAY)
 
 $(BUILD)/obj/emulator/port_dpdk.o: CFLAGS += $(DPDK_CFLAGS)
 
@@ -113,6 +119,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/tools/%.o $(TEST_HELPER_OBJS) $(LIB)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
+$(BUILD)/tests/fuzz-%-replay: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
 # The suite: every cmocka binary, then every tests/*.sh, from the top folder.
 test: all
 	@BUILD=$(BUILD) tests/run-tests
@@ -120,6 +131,9 @@ test: all
 check:
 	$(MAKE) BUILD=build/asan SANITIZE="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		CFLAGS="-O1 -g -DMRCEMU_CHECK_INVARIANTS" test
+
+fuzz: all
+	@BUILD=$(BUILD) FUZZ_TIME=$(FUZZ_TIME) scripts/fuzz
 
 demo: all
 	@scripts/demo $(BUILD)

@@ -104,10 +104,24 @@ static void release(struct driver *d, struct driver_msg *m, int node, ps_t now)
 	}
 }
 
+/* The workload message a completion names: the message index alone would
+ * let any frame claim one (an external endpoint, a forged source address:
+ * docs/protocol.md §2), so its endpoints, and its size where known, must be
+ * the message's too. */
+static struct driver_msg *find(struct driver *d, const struct nic_msg_info *i, bool sized)
+{
+	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+
+	if (!m || i->src_ip != d->t->nodes[m->w->src].ip ||
+	    i->dst_ip != d->t->nodes[m->w->dst].ip || (sized && i->bytes != m->w->bytes))
+		return NULL;
+	return m;
+}
+
 void driver_completion(struct driver *d, enum nic_completion what, const struct nic_msg_info *i,
 		       ps_t now)
 {
-	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+	struct driver_msg *m = find(d, i, true);
 
 	if (!m)
 		return;
@@ -139,7 +153,7 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 
 void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
 {
-	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+	struct driver_msg *m = find(d, i, false);
 
 	(void)now;
 	if (!m || m->failed || m->done)

@@ -37,7 +37,8 @@ static void section(char *out, size_t len, const char *defaults, const char *giv
 		const char *nl = strchr(l, '\n');
 		size_t n = strcspn(l, " =");
 		if (!sets(given, l, n))
-			used += (size_t)snprintf(out + used, len - used, "%.*s\n", (int)(nl - l), l);
+			used +=
+			    (size_t)snprintf(out + used, len - used, "%.*s\n", (int)(nl - l), l);
 		l = nl + 1;
 	}
 	snprintf(out + used, len - used, "%s\n", given ? given : "");

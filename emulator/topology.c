@@ -335,11 +335,11 @@ static int on_attribute(void *user, const char *section, const char *name, const
 		     name);
 		return 0;
 	}
-	/* `down` and `drop` add to what is set; anything else given twice
-	 * would silently keep the last. */
+	/* `down`, `drop` and `mirror` add to what is set; anything else given
+	 * twice would silently keep the last. */
 	for (int i = ld->nkvs - 1; i >= 0 && ld->kvs[i].sec == ld->cur; i--) {
 		if (!strcmp(ld->kvs[i].name, name) && strcmp(name, "down") &&
-		    strcmp(name, "drop")) {
+		    strcmp(name, "drop") && strcmp(name, "mirror")) {
 			fail(ld, ld->line, "%s: set twice in this section (line %d; allowed: once)",
 			     name, ld->kvs[i].line);
 			return 0;

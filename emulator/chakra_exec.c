@@ -444,6 +444,7 @@ static void message_row(struct csv *c, const struct chakra_exec *x, const struct
 		csv_bool(c, r->arrived && r->verified);
 	else
 		csv_str(c, "");
+	csv_str(c, driver_source_name(DRIVER_SOURCE_CHAKRA));
 	csv_end(c);
 }
 

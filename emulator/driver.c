@@ -6,7 +6,25 @@
 
 const char DRIVER_MESSAGES_HEADER[] = "id,src,dst,bytes,posted_ps,send_complete_ps,"
 				      "recv_complete_ps,complete_ps,fct_ps,retransmissions,"
-				      "verified";
+				      "verified,source";
+
+const char *driver_source_name(enum driver_source s)
+{
+	static const char *const names[] = {"workload", "chakra", "ctl", "external", ""};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "";
+}
+
+static size_t nmsgs(const struct driver *d)
+{
+	return d->w->count + d->nextra;
+}
+
+/* Message i: the workload's first, then the others. */
+static struct driver_msg *msg_at(const struct driver *d, size_t i)
+{
+	return i < d->w->count ? &d->msgs[i] : d->extra[i - d->w->count];
+}
 
 static bool sends(const struct driver *d, const struct driver_msg *m)
 {
@@ -63,6 +81,9 @@ void driver_destroy(struct driver *d)
 {
 	for (size_t i = 0; d->msgs && i < d->w->count; i++)
 		free(d->msgs[i].dependents);
+	for (size_t i = 0; i < d->nextra; i++)
+		free(d->extra[i]);
+	free(d->extra);
 	free(d->msgs);
 	hmap_destroy(&d->by_id);
 }
@@ -93,7 +114,61 @@ void driver_start(struct driver *d)
 			schedule_post(d, &d->msgs[i], 0);
 }
 
-/* docs/records.md: `after` waits for MSG_COMPLETE of the messages the posting
+/* A message from elsewhere, known by id from now on. */
+static struct driver_msg *track(struct driver *d, enum driver_source source, uint64_t id, int src,
+				int dst, uint64_t bytes)
+{
+	struct driver_msg **v, *m;
+
+	if (hmap_get(&d->by_id, id) || !(m = calloc(1, sizeof(*m))))
+		return NULL;
+	v = realloc(d->extra, (d->nextra + 1) * sizeof(*v));
+	if (!v || !hmap_put(&d->by_id, id, m)) {
+		d->extra = v ? v : d->extra;
+		free(m);
+		return NULL;
+	}
+	d->extra = v;
+	d->extra[d->nextra++] = m;
+	m->d = d;
+	m->source = source;
+	m->own = (struct workload_msg){.id = id, .src = src, .dst = dst, .bytes = bytes};
+	m->w = &m->own;
+	return m;
+}
+
+struct driver_msg *driver_post(struct driver *d, enum driver_source source, uint64_t id, int src,
+			       int dst, uint64_t bytes, ps_t at)
+{
+	struct driver_msg *m = track(d, source, id, src, dst, bytes);
+
+	if (!m)
+		return NULL;
+	m->own.at = at;
+	d->sends += sends(d, m);
+	d->receives += receives(d, m);
+	schedule_post(d, m, at);
+	return m;
+}
+
+/* A message this NIC receives that nobody here posted: from an external
+ * endpoint, or from a daemon's `ctl post` (that daemon's row names it). */
+static struct driver_msg *track_received(struct driver *d, const struct nic_msg_info *i)
+{
+	int src = topology_find_ip(d->t, i->src_ip), dst = topology_find_ip(d->t, i->dst_ip);
+	struct driver_msg *m;
+
+	if (src < 0 || dst < 0)
+		return NULL;
+	m = track(d, d->t->nodes[src].kind == NODE_EXTERNAL ? DRIVER_SOURCE_EXTERNAL
+							     : DRIVER_SOURCE_UNKNOWN,
+		  i->msg_id, src, dst, i->bytes);
+	if (m)
+		d->receives++;
+	return m;
+}
+
+/* docs/topology.md, Workload file: `after` waits for MSG_COMPLETE of the messages the posting
  * node sends and RECV_COMPLETE of those it receives. */
 static void release(struct driver *d, struct driver_msg *m, int node, ps_t now)
 {
@@ -123,6 +198,8 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 {
 	struct driver_msg *m = find(d, i, true);
 
+	if (!m && what == RECV_COMPLETE)
+		m = track_received(d, i);
 	if (!m)
 		return;
 	switch (what) {
@@ -178,6 +255,11 @@ void driver_open(void *ctx, const struct nic_msg_info *i)
 		m->retransmissions = i->retransmissions;
 }
 
+bool driver_has(const struct driver *d, uint64_t id)
+{
+	return hmap_get(&d->by_id, id) != NULL;
+}
+
 bool driver_done(const struct driver *d)
 {
 	return d->sends_finished == d->sends;
@@ -193,8 +275,8 @@ static void cell_time(struct csv *c, bool known, ps_t t)
 
 void driver_write_messages(const struct driver *d, struct csv *c)
 {
-	for (size_t i = 0; i < d->w->count; i++) {
-		const struct driver_msg *m = &d->msgs[i];
+	for (size_t i = 0; i < nmsgs(d); i++) {
+		const struct driver_msg *m = msg_at(d, i);
 		bool snd = sends(d, m), rcv = receives(d, m);
 		if (!snd && !rcv)
 			continue;
@@ -219,14 +301,15 @@ void driver_write_messages(const struct driver *d, struct csv *c)
 			csv_bool(c, m->received && m->verified);
 		else
 			csv_str(c, "");
+		csv_str(c, driver_source_name(m->source));
 		csv_end(c);
 	}
 }
 
 void driver_report(const struct driver *d, FILE *out)
 {
-	for (size_t i = 0; i < d->w->count; i++) {
-		const struct driver_msg *m = &d->msgs[i];
+	for (size_t i = 0; i < nmsgs(d); i++) {
+		const struct driver_msg *m = msg_at(d, i);
 		const char *why = NULL;
 		if (!sends(d, m))
 			continue;

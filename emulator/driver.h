@@ -21,9 +21,22 @@
 
 struct driver;
 
+/* What posted a message: messages.csv's `source` column (docs/records.md). */
+enum driver_source {
+	DRIVER_SOURCE_WORKLOAD, /* a row of the workload file */
+	DRIVER_SOURCE_CHAKRA,	/* a Chakra trace */
+	DRIVER_SOURCE_CTL,	/* `mrcemu ctl NODE post` */
+	DRIVER_SOURCE_EXTERNAL, /* an external endpoint (a generator) */
+	DRIVER_SOURCE_UNKNOWN,	/* a receiver that cannot tell: its sender's row says */
+};
+
+const char *driver_source_name(enum driver_source s);
+
 struct driver_msg {
 	struct driver *d;
-	const struct workload_msg *w;
+	const struct workload_msg *w; /* the workload's row, or `own` */
+	struct workload_msg own;      /* a message from elsewhere (driver_post) */
+	enum driver_source source;
 	long *dependents; /* messages whose `after` names this one */
 	int ndependents, deps_left;
 	ps_t posted, send_complete, recv_complete, complete;
@@ -39,7 +52,9 @@ struct driver {
 	int node; /* -1: every NIC */
 	struct nic *(*nic_of)(void *ctx, int node);
 	void *ctx;
-	struct driver_msg *msgs;
+	struct driver_msg *msgs;	  /* the workload's, in its order */
+	struct driver_msg **extra;	  /* then the others, as they appear */
+	size_t nextra;
 	struct hmap by_id;		  /* id -> msg */
 	uint64_t sends, sends_finished;	  /* messages this driver posts */
 	uint64_t receives, receives_done; /* messages its NIC(s) receive */
@@ -54,6 +69,15 @@ void driver_destroy(struct driver *d);
 /* Schedule the posts of every message with no dependency. */
 void driver_start(struct driver *d);
 
+/* Post a message that no workload row holds (`ctl post`, a Chakra
+ * operation) from node src at `at`, and follow it like the workload's, so it
+ * gets its messages.csv row.  NULL when out of memory or id is taken. */
+struct driver_msg *driver_post(struct driver *d, enum driver_source source, uint64_t id, int src,
+			       int dst, uint64_t bytes, ps_t at);
+
+/* Whether the driver follows message id (the workload's, or posted here). */
+bool driver_has(const struct driver *d, uint64_t id);
+
 /* Feed the NICs' completion and failure callbacks here. */
 void driver_completion(struct driver *d, enum nic_completion what, const struct nic_msg_info *m,
 		       ps_t now);
@@ -67,7 +91,8 @@ void driver_open(void *ctx, const struct nic_msg_info *m);
 bool driver_done(const struct driver *d);
 
 /* One messages.csv row per message the driver knows (all, or those its
- * node sends or receives). */
+ * node sends or receives), whatever posted it: the workload's in its order,
+ * then the others in the order they appeared. */
 void driver_write_messages(const struct driver *d, struct csv *c);
 
 /* Report on `out` each message that did not complete, and why. */

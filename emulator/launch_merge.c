@@ -14,7 +14,7 @@
 #include "launch_impl.h"
 #include "records.h"
 
-#define MSG_COLS 11
+#define MSG_COLS 12
 enum {
 	COL_ID,
 	COL_SRC,
@@ -26,7 +26,8 @@ enum {
 	COL_COMPLETE,
 	COL_FCT,
 	COL_RETX,
-	COL_VERIFIED
+	COL_VERIFIED,
+	COL_SOURCE
 };
 
 /* Per-node files, "<base>-<node>.csv"; messages first, lateness last. */
@@ -226,11 +227,19 @@ static const char *cell(char *const *row, int col)
 	return row[col] ? row[col] : "";
 }
 
-/* One merged row; returns whether the message completed, and its FCT. */
+/* One merged row; returns whether the message completed, and its FCT (0:
+ * none).  The
+ * sender knows what posted a message; a receiver knows only an external
+ * sender's, and for such a message its own row is the whole story: it
+ * completed when it was received, verified. */
 static bool write_row(struct csv *c, const struct msg_row *r, bool *verified, uint64_t *fct)
 {
 	char *const *id = r->snd[0] ? r->snd : r->rcv;
-	bool done = r->snd[0] && *r->snd[COL_COMPLETE];
+	const char *source = *cell(r->snd, COL_SOURCE) ? cell(r->snd, COL_SOURCE)
+						       : cell(r->rcv, COL_SOURCE);
+	bool external = !strcmp(source, "external");
+	bool done = external ? *cell(r->rcv, COL_RECV_COMPLETE)
+			     : r->snd[0] && *r->snd[COL_COMPLETE];
 	static const int from_sender[] = {COL_POSTED, COL_SEND_COMPLETE};
 	static const int after[] = {COL_COMPLETE, COL_FCT, COL_RETX};
 
@@ -244,8 +253,9 @@ static bool write_row(struct csv *c, const struct msg_row *r, bool *verified, ui
 	/* driver.c: verified = done && the receiver saw every byte right. */
 	*verified = done && !strcmp(cell(r->rcv, COL_VERIFIED), "true");
 	csv_bool(c, *verified);
+	csv_str(c, source);
 	csv_end(c);
-	*fct = done ? strtoull(r->snd[COL_FCT], NULL, 10) : 0;
+	*fct = done && !external ? strtoull(r->snd[COL_FCT], NULL, 10) : 0;
 	return done;
 }
 
@@ -260,6 +270,7 @@ static void write_unknown(struct csv *c, const struct topology *t, const struct 
 	for (int i = COL_POSTED; i < COL_VERIFIED; i++)
 		csv_str(c, "");
 	csv_bool(c, false);
+	csv_str(c, driver_source_name(DRIVER_SOURCE_WORKLOAD));
 	csv_end(c);
 }
 
@@ -288,7 +299,7 @@ static bool write_messages(struct msg_table *m, const struct topology *t, const 
 		if (write_row(c, &m->rows[i], &verified, &fct[nfct])) {
 			s->completed++;
 			s->unverified += !verified;
-			nfct++;
+			nfct += fct[nfct] != 0;
 		}
 	}
 	outcome_fct(s, fct, nfct);

@@ -43,14 +43,6 @@ static const char usage[] =
     "Exit status: 0 after stop, SIGINT or SIGTERM; 1 a port or file failed; 2 bad\n"
     "arguments or topology; 3 more causality violations than MaxViolations.\n";
 
-/* A message posted from the control socket, waiting for virtual now. */
-struct nicd_post {
-	struct nicd *n;
-	uint32_t dst_ip;
-	uint64_t bytes, id;
-	struct nicd_post *next;
-};
-
 struct nicd {
 	struct daemon d;
 	struct nic *nic;
@@ -63,9 +55,7 @@ struct nicd {
 	struct csv *chakra_nodes; /* chakra-NAME.csv */
 	struct nic_records rec;
 	struct csv *messages;
-	uint64_t next_id;		/* for `post` */
-	uint64_t posts, posts_finished; /* messages posted by `post` */
-	struct nicd_post *pending;
+	uint64_t next_id; /* for `post` */
 };
 
 /* ---- the engine's host --------------------------------------------------- */
@@ -75,20 +65,15 @@ static void transmit(void *ctx, struct pkt *p, ps_t arrival)
 	daemon_transmit(&((struct nicd *)ctx)->d, 0, p, arrival);
 }
 
-static bool posted_here(uint64_t id)
-{
-	return id >= DAEMON_POST_FIRST_ID;
-}
-
+/* Every message, whatever posted it, goes through the driver, so that
+ * messages.csv has a row for each (docs/records.md). */
 static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *m, ps_t now)
 {
 	struct nicd *n = ctx;
 
-	if (posted_here(m->msg_id)) {
-		n->posts_finished += what == MSG_COMPLETE;
-		return;
-	}
-	if (n->chakra)
+	/* A ctl post or an external sender's message is the driver's, even
+	 * when a Chakra trace drives the NIC. */
+	if (n->chakra && !driver_has(&n->driver, m->msg_id))
 		chakra_exec_completion(&n->cx, n->d.node, what, m, now);
 	else
 		driver_completion(&n->driver, what, m, now);
@@ -98,9 +83,7 @@ static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
 {
 	struct nicd *n = ctx;
 
-	if (posted_here(m->msg_id))
-		n->posts_finished++;
-	else if (n->chakra)
+	if (n->chakra && !driver_has(&n->driver, m->msg_id))
 		chakra_exec_failed(&n->cx, n->d.node, m, now);
 	else
 		driver_failed(&n->driver, m, now);
@@ -141,16 +124,17 @@ static void progress(void *ctx, struct daemon_progress *pr)
 	struct nicd *n = ctx;
 
 	/* A Chakra rank is done when its every node is: those are its
-	 * "sends"; its receives are those of its nodes. */
+	 * "sends"; its receives are those of its nodes.  The driver holds
+	 * only what `post` added then. */
 	if (n->chakra) {
-		pr->sends = n->cx.nodes + n->posts;
-		pr->sends_finished = n->cx.nodes_done + n->posts_finished;
+		pr->sends = n->cx.nodes + n->driver.sends;
+		pr->sends_finished = n->cx.nodes_done + n->driver.sends_finished;
 		pr->receives = n->cx.receives;
 		pr->receives_done = n->cx.receives_done;
 		return;
 	}
-	pr->sends = n->driver.sends + n->posts;
-	pr->sends_finished = n->driver.sends_finished + n->posts_finished;
+	pr->sends = n->driver.sends;
+	pr->sends_finished = n->driver.sends_finished;
 	pr->receives = n->driver.receives;
 	pr->receives_done = n->driver.receives_done;
 }
@@ -189,25 +173,11 @@ static bool stats(struct nicd *n, char *reply, size_t len)
 	return true;
 }
 
-static void do_post(void *arg, ps_t now)
-{
-	struct nicd_post *post = arg, **pp;
-	struct nicd *n = post->n;
-
-	for (pp = &n->pending; *pp != post; pp = &(*pp)->next)
-		;
-	*pp = post->next;
-	if (!nic_post_message(n->nic, post->dst_ip, post->bytes, post->id, now))
-		n->posts_finished++; /* refused, counted by the engine */
-	free(post);
-}
-
 /* `post DST BYTES`: a message at virtual now, with an id no workload uses. */
 static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t len)
 {
 	const struct topology *t = n->d.t;
 	int dst = topology_find(t, c->dst);
-	struct nicd_post *p;
 	ps_t now = daemon_vnow(&n->d);
 
 	if (n->d.state != DAEMON_RUNNING)
@@ -217,19 +187,11 @@ static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t
 		       false;
 	if (n->next_id > NIC_MAX_MSG_ID)
 		return snprintf(reply, len, "post: no message ids left"), false;
-	if (!(p = calloc(1, sizeof(*p))))
-		return snprintf(reply, len, "post: out of memory"), false;
-	*p = (struct nicd_post){.n = n,
-				.dst_ip = t->nodes[dst].ip,
-				.bytes = c->bytes,
-				.id = n->next_id++,
-				.next = n->pending};
-	n->pending = p;
-	n->posts++;
 	if (now < events_now(n->d.q))
 		now = events_now(n->d.q);
-	events_schedule(n->d.q, now, do_post, p);
-	snprintf(reply, len, "id=%llu", (unsigned long long)p->id);
+	if (!driver_post(&n->driver, DRIVER_SOURCE_CTL, n->next_id, n->d.node, dst, c->bytes, now))
+		return snprintf(reply, len, "post: out of memory"), false;
+	snprintf(reply, len, "id=%llu", (unsigned long long)n->next_id++);
 	return true;
 }
 
@@ -255,6 +217,7 @@ static void finish(void *ctx, ps_t now)
 			chakra_exec_report(&n->cx, stderr);
 		chakra_exec_write_nodes(&n->cx, n->chakra_nodes);
 		chakra_exec_write_messages(&n->cx, n->messages);
+		driver_write_messages(&n->driver, n->messages); /* `post`s */
 	} else if (n->driver_ok) {
 		nic_each_open(n->nic, driver_open, &n->driver);
 		driver_report(&n->driver, stderr);
@@ -350,11 +313,6 @@ static int build(struct nicd *n)
 
 static void nicd_free(struct nicd *n)
 {
-	while (n->pending) {
-		struct nicd_post *p = n->pending;
-		n->pending = p->next;
-		free(p);
-	}
 	nic_free(n->nic);
 	if (n->driver_ok)
 		driver_destroy(&n->driver);

@@ -84,5 +84,9 @@ check tap-no-trailer-to-external test "$(seen 'mrc.trailer.stamp')" -eq 0
 
 "$MRCEMU" down "$tmp/x.ini" >"$tmp/down.out" 2>&1
 check down test $? -eq 0
+# The injected message is in messages.csv, from its external source, verified.
+check records-external-message test "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+	$h["source"] == "external" && $h["id"] == 7 && $h["src"] == "x0" && $h["bytes"] == 16384 &&
+	$h["verified"] == "true"' "$tmp/out/messages.csv" | wc -l)" -eq 1
 check nothing-left test -z "$(ip netns list | grep "^mrc-$emu-")"
 exit $failed

@@ -73,6 +73,12 @@ nothing_left() {
 	[ -z "$left" ]
 }
 
+# rows CSV COLUMN=VALUE: the rows of CSV whose COLUMN holds VALUE.
+rows() {
+	awk -F, -v col="${2%%=*}" -v val="${2#*=}" \
+		'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next } c && $c == val' "$1"
+}
+
 WORK='id,at,src,dst,bytes,after\n1,0ns,h0,h1,256KiB,\n2,0ns,h1,h0,256KiB,\n3,0ns,h0,h1,64KiB,1\n'
 
 # ---- 1. a run equals the simulation ---------------------------------------
@@ -83,7 +89,8 @@ rc=$?
 check run-exit-0 test $rc -eq 0
 [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/run.err"
 check run-messages-equal-sim cmp -s "$tmp/out/messages.csv" "$tmp/sim/messages.csv"
-check run-all-verified test "$(awk -F, 'NR > 1 && $NF == "true"' "$tmp/out/messages.csv" | wc -l)" -eq 3
+check run-all-verified test "$(rows "$tmp/out/messages.csv" verified=true | wc -l)" -eq 3
+check run-source-workload test "$(rows "$tmp/out/messages.csv" source=workload | wc -l)" -eq 3
 check run-summary grep -q '^messages: 3 of 3 completed' "$tmp/run.out"
 check run-summary-violations grep -q '^causality violations: 0 of [1-9]' "$tmp/run.out"
 check run-lateness-rows test "$(tail -n +2 "$tmp/out/lateness.csv" | wc -l)" -eq 3
@@ -137,6 +144,9 @@ if "$MRCEMU" up "$tmp/live.ini" -o "$tmp/live" >"$tmp/up.out" 2>"$tmp/up.err"; t
 	"$MRCEMU" down "$tmp/live.ini" >"$tmp/down.out" 2>&1
 	check down-exit-0 test $? -eq 0
 	check down-nothing-left nothing_left "${emu}u"
+	# The message `ctl post` sent is in messages.csv, verified, by its source.
+	check down-records-ctl-post test "$(rows "$tmp/live/messages.csv" source=ctl |
+		awk -F, '$1 == 1000000 && $4 == 1048576 && $11 == "true"' | wc -l)" -eq 1
 	"$MRCEMU" down "$tmp/live.ini" >"$tmp/down2.out" 2>&1
 	check down-idempotent test $? -eq 0
 	check down-says-nothing grep -q 'nothing is running' "$tmp/down2.out"

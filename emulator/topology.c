@@ -123,25 +123,31 @@ int topology_find_ip(const struct topology *t, uint32_t ip)
 	return -1;
 }
 
-static bool name_ok(const char *s)
+bool topology_name_check(const char *name, bool emulation, char *why, size_t len)
 {
-	if (!*s || strlen(s) >= TOPO_NAME_MAX) {
-		return false;
+	const char *allowed = emulation ? "letters, digits, '_' and '-'" : "letters, digits and '_'";
+	size_t n = strlen(name);
+
+	if (n >= 1 && n < TOPO_NAME_MAX && isalnum((unsigned char)name[0])) {
+		size_t i = 1;
+		while (i < n && (isalnum((unsigned char)name[i]) || name[i] == '_' ||
+				 (emulation && name[i] == '-')))
+			i++;
+		if (i == n)
+			return true;
 	}
-	for (; *s; s++) {
-		if (!isalnum((unsigned char)*s) && !strchr("-_.", *s)) {
-			return false;
-		}
-	}
-	return true;
+	snprintf(why, len, "%s name '%.*s' (allowed: 1..%d %s, starting with a letter or digit)",
+		 emulation ? "emulation" : "node", TOPO_NAME_MAX + 8, name, TOPO_NAME_MAX - 1,
+		 allowed);
+	return false;
 }
 
 static bool check_name(struct loader *ld, const char *hdr, const char *name)
 {
-	if (!name_ok(name)) {
-		fail(ld, ld->line,
-		     "[%s]: node name '%s' (allowed: 1..%d letters, digits, '-', '_', '.')", hdr,
-		     name, TOPO_NAME_MAX - 1);
+	char why[160];
+
+	if (!topology_name_check(name, false, why, sizeof(why))) {
+		fail(ld, ld->line, "[%s]: %s", hdr, why);
 		return false;
 	}
 	return true;
@@ -599,6 +605,16 @@ static void check_node_attr(struct loader *ld, const struct kv *kv, const struct
 	}
 }
 
+/* The name becomes part of paths and namespace names (docs/topology.md,
+ * Names): checked here, so `sim` refuses what `run` would. */
+static void check_emulation_name(struct loader *ld, const struct kv *kv)
+{
+	char why[160];
+
+	if (!topology_name_check(ld->t->emu.name, true, why, sizeof(why)))
+		fail(ld, kv->line, "name: %s", why);
+}
+
 /* First pass over attribute lines, in file order. */
 static void check_attributes(struct loader *ld)
 {
@@ -609,6 +625,8 @@ static void check_attributes(struct loader *ld)
 		switch (s->kind) {
 		case SEC_EMULATION:
 			set_or_fail(ld, kv, ATTR_EMULATION, &ld->t->emu);
+			if (!ld->failed && !strcmp(kv->name, "name"))
+				check_emulation_name(ld, kv);
 			break;
 		case SEC_NIC_DEFAULTS:
 			if (!strcmp(kv->name, "ip")) {
@@ -1138,8 +1156,8 @@ void topology_free(struct topology *t)
 
 void topology_netns(const struct topology *t, int node, char *buf, size_t len)
 {
-	/* Names are checked to letters, digits, '-', '_' and '.', so the
-	 * result is a safe file name; snprintf truncates to the buffer. */
+	/* Names are checked (topology_name_check): a safe file name, and the
+	 * node is what follows the last '-', so no two emulations' names meet. */
 	snprintf(buf, len, "mrc-%s-%s", t->emu.name, t->nodes[node].name);
 }
 

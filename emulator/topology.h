@@ -125,6 +125,13 @@ ps_t topology_fabric_rtt(const struct topology *t);
 /* ECMP next-hop ports of switch `sw` towards node `dst`; count 0 = none. */
 int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports);
 
+/* Whether name is a valid emulation name (emulation) or node name
+ * (docs/topology.md, Names): 1..TOPO_NAME_MAX-1 letters, digits and '_',
+ * and '-' in emulation names, starting with a letter or digit, so that
+ * names make safe paths and unambiguous namespace names.  If not, one line
+ * in why. */
+bool topology_name_check(const char *name, bool emulation, char *why, size_t len);
+
 /* A node's network namespace name for `mrcemu run`: "mrc-<emu>-<node>". */
 void topology_netns(const struct topology *t, int node, char *buf, size_t len);
 

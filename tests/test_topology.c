@@ -265,6 +265,55 @@ static char *write_temp(const char *text)
 	return path;
 }
 
+/* docs/topology.md, Names: emulation and node names become paths and
+ * namespace names, so anything else is refused at load, by sim too (a
+ * `name = ..` once made `run` chmod /run). */
+static void test_names(void **state)
+{
+	static const char *const bad_emulation[] = {"..", ".", "a/b", "-a", "a.b", "a b",
+						    "abcdefghijklmnopqrstuvwxyz012345"};
+	static const char *const bad_node[] = {"h-0", "..", "h.0", "_h", "a/b"};
+	static const char *const good_emulation[] = {"a", "leaf-spine-8", "t_1-x",
+						     "abcdefghijklmnopqrstuvwxyz01234"};
+	char text[512], err[TOPO_ERR_MAX];
+	struct topology *t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad_emulation / sizeof bad_emulation[0]; i++) {
+		snprintf(text, sizeof text,
+			 "[emulation]\nname = %s\n[nic h0]\nip = 10.0.0.1\n[nic h1]\n"
+			 "ip = 10.0.0.2\n[link h0 h1]\n",
+			 bad_emulation[i]);
+		err[0] = 0;
+		t = topology_load(write_temp(text), err, sizeof err);
+		if (t)
+			fail_msg("emulation name '%s' was accepted", bad_emulation[i]);
+		assert_non_null(strstr(err, ":2: name: emulation name '"));
+		assert_non_null(strstr(err, "(allowed: 1..31 letters, digits, '_' and '-'"));
+	}
+	for (size_t i = 0; i < sizeof bad_node / sizeof bad_node[0]; i++) {
+		snprintf(text, sizeof text,
+			 "[nic %s]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n[link %s h1]\n",
+			 bad_node[i], bad_node[i]);
+		err[0] = 0;
+		t = topology_load(write_temp(text), err, sizeof err);
+		if (t)
+			fail_msg("node name '%s' was accepted", bad_node[i]);
+		assert_non_null(strstr(err, "node name '"));
+		assert_non_null(strstr(err, "(allowed: 1..31 letters, digits and '_'"));
+	}
+	for (size_t i = 0; i < sizeof good_emulation / sizeof good_emulation[0]; i++) {
+		snprintf(text, sizeof text,
+			 "[emulation]\nname = %s\n[nic h0]\nip = 10.0.0.1\n[nic h1]\n"
+			 "ip = 10.0.0.2\n[link h0 h1]\n",
+			 good_emulation[i]);
+		t = topology_load(write_temp(text), err, sizeof err);
+		if (!t)
+			fail_msg("emulation name '%s' was refused: %s", good_emulation[i], err);
+		topology_free(t);
+	}
+}
+
 /* Small topologies written by the test: what the file says about externals,
  * NIC-only back-to-back links, and the delay rule. */
 static void test_externals_and_delay_rule(void **state)
@@ -733,6 +782,7 @@ int main(void)
 	    cmocka_unit_test(test_externals_and_delay_rule),
 	    cmocka_unit_test(test_auto_fabric_rtt),
 	    cmocka_unit_test(test_ipv4),
+	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_drop_rules),
 	    cmocka_unit_test(test_workload_good),
 	    cmocka_unit_test(test_workload_errors),

@@ -55,6 +55,7 @@ struct launch {
 	char topology[PATH_MAX], outdir[PATH_MAX], rundir[128];
 	char bindir[PATH_MAX];
 	bool capture, detach, progress, failed, rundir_made, paused;
+	FILE *manifest; /* what this emulation made (launch_manifest.c) */
 	ps_t until;
 	struct vclock clock;
 	sigset_t oldmask;
@@ -306,12 +307,53 @@ static int names_check(struct launch *l)
 				    d->ctl);
 		snprintf(path, sizeof(path), "/run/netns/%s", d->ns);
 		if (path_exists(path))
-			return fail(l, "namespace %s exists: emulation %s is up (mrcemu down %s)",
-				    d->ns, l->t->emu.name, l->t->path);
+			return fail(l,
+				    "emulation %s is already up: namespace %s exists (mrcemu down "
+				    "%s)",
+				    l->t->emu.name, d->ns, l->t->emu.name);
 		if (path_exists(d->ctl))
-			return fail(l, "%s exists: emulation %s is up (mrcemu down %s)", d->ctl,
-				    l->t->emu.name, l->t->path);
+			return fail(l, "emulation %s is already up: %s exists (mrcemu down %s)",
+				    l->t->emu.name, d->ctl, l->t->emu.name);
 	}
+	return 0;
+}
+
+/* The run folder is made with mkdir, never reused: who makes it owns the
+ * name until `down`, so a second `up` of the name stops here, having made
+ * nothing to roll back (launch_manifest.c). */
+static int rundir_take(struct launch *l)
+{
+	struct stat st;
+
+	if (mkdir(LAUNCH_RUN_ROOT, 0755) < 0 && errno != EEXIST)
+		return fail(l, "%s: %s", LAUNCH_RUN_ROOT, strerror(errno));
+	if (lstat(LAUNCH_RUN_ROOT, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return fail(l, "%s: not a folder owned by root", LAUNCH_RUN_ROOT);
+	if (mkdir(l->rundir, 0700) < 0)
+		return errno == EEXIST ? fail(l,
+					      "emulation %s is already up, or being started "
+					      "(mrcemu list; mrcemu down %s)",
+					      l->t->emu.name, l->t->emu.name)
+				       : fail(l, "%s: %s", l->rundir, strerror(errno));
+	l->rundir_made = true;
+	return 0;
+}
+
+/* The manifest, with every file the run folder will hold. */
+static int manifest_start(struct launch *l)
+{
+	l->manifest = launch_manifest_create(l->rundir, l->t->emu.name, l->cmd, l->topology,
+					     l->outdir, l->clock.scale, l->t->nnodes);
+	if (!l->manifest)
+		return fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST, strerror(errno));
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].prog && !(launch_manifest_add(l->manifest, "file %s.ctl",
+							  l->t->nodes[i].name) &&
+				      launch_manifest_add(l->manifest, "file %s.pid",
+							  l->t->nodes[i].name) &&
+				      launch_manifest_add(l->manifest, "file %s.log",
+							  l->t->nodes[i].name)))
+			return fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST, strerror(errno));
 	return 0;
 }
 
@@ -319,12 +361,12 @@ static int dirs_make(struct launch *l, const char *outdir)
 {
 	char pcap[PATH_MAX + 8];
 
-	if (!records_mkdir(LAUNCH_RUN_ROOT) || !records_mkdir(l->rundir))
-		return fail(l, "%s: %s", l->rundir, strerror(errno));
-	l->rundir_made = true;
-	chmod(l->rundir, 0700);
+	if (rundir_take(l))
+		return 1;
 	if (!records_mkdir(outdir) || !realpath(outdir, l->outdir))
 		return fail(l, "%s: %s", outdir, strerror(errno));
+	if (manifest_start(l))
+		return 1;
 	snprintf(pcap, sizeof(pcap), "%s/pcap", l->outdir);
 	if (l->capture && !records_mkdir(pcap))
 		return fail(l, "%s: %s", pcap, strerror(errno));
@@ -343,6 +385,12 @@ static int load(struct launch *l, const struct launch_options *o)
 		fprintf(l->report, "%s\n", err);
 		return 2;
 	}
+	if (o->name && !topology_name_check(o->name, true, err, sizeof(err))) {
+		fprintf(l->report, "mrcemu %s: --name: %s\n", l->cmd, err);
+		return 2;
+	}
+	if (o->name)
+		snprintf(l->t->emu.name, sizeof(l->t->emu.name), "%s", o->name);
 	if (l->t->workload[0] && !workload_load(l->t->workload, l->t, &l->w, err, sizeof(err))) {
 		fprintf(l->report, "%s\n", err);
 		return 2;
@@ -414,7 +462,11 @@ static int netns_make(struct launch *l)
 {
 	for (int i = 0; i < l->t->nnodes; i++) {
 		const char *argv[] = {"ip", "netns", "add", l->d[i].ns, NULL};
-		if (signals_wait(l, 0) || ip_run(l, argv))
+		if (signals_wait(l, 0))
+			return 1;
+		if (!launch_manifest_add(l->manifest, "netns %s", l->d[i].ns))
+			return fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST, strerror(errno));
+		if (ip_run(l, argv))
 			return 1;
 		l->d[i].ns_made = true;
 	}
@@ -441,7 +493,11 @@ static int links_make(struct launch *l)
 			 lk->b_port);
 		mac_text(l->t->nodes[lk->a].mac, maca, sizeof(maca));
 		mac_text(l->t->nodes[lk->b].mac, macb, sizeof(macb));
-		if (signals_wait(l, 0) || ip_run(l, argv))
+		if (signals_wait(l, 0))
+			return 1;
+		launch_manifest_add(l->manifest, "link %s %s %s %s", l->d[lk->a].ns, ifa,
+				    l->d[lk->b].ns, ifb);
+		if (ip_run(l, argv))
 			return 1;
 	}
 	return 0;
@@ -593,6 +649,9 @@ static int daemon_spawn(struct launch *l, int i)
 		d->pid = 0;
 		return fail(l, "starting %s for %s: %s", d->prog, l->t->nodes[i].name, err);
 	}
+	if (!launch_manifest_add(l->manifest, "daemon %s %s %d", l->t->nodes[i].name, d->prog,
+				 (int)d->pid))
+		return fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST, strerror(errno));
 	f = records_create(d->pidfile);
 	if (!f || fprintf(f, "%d\n", (int)d->pid) < 0 || fclose(f) != 0)
 		return fail(l, "%s: %s", d->pidfile, strerror(errno));
@@ -889,8 +948,18 @@ static void teardown(struct launch *l)
 	stop_daemons(l);
 	netns_delete(l);
 	logs_keep(l);
-	if (l->rundir_made)
-		launch_rundir_remove(l->rundir);
+	if (l->manifest)
+		fclose(l->manifest);
+	l->manifest = NULL;
+	if (l->rundir_made) {
+		struct launch_manifest m;
+		if (launch_manifest_read(l->t->emu.name, &m) == 1) {
+			launch_manifest_remove_files(&m);
+			launch_manifest_free(&m);
+		} else {
+			rmdir(l->rundir);
+		}
+	}
 }
 
 /* ---- the commands ------------------------------------------------------------------ */
@@ -996,25 +1065,28 @@ static void print_up(struct launch *l, FILE *out)
 	fprintf(out, "          (or wireshark -X lua_script:pcap/mrc.lua -k -i p0 in the same "
 		     "namespace)\n");
 	fprintf(out,
-		"control:  mrcemu ctl %s status   (also: stats, post NODE BYTES, port N "
-		"down|up, stop)\n",
-		l->t->nodes[first].name);
+		"control:  mrcemu ctl --name %s %s status   (also: stats, post NODE BYTES, "
+		"port N down|up, stop)\n",
+		l->t->emu.name, l->t->nodes[first].name);
 	if (l->paused)
-		fprintf(out, "paused:   nothing runs until mrcemu ctl --topology %s start\n",
-			l->topology);
-	fprintf(out, "stop:     mrcemu down %s\n", l->topology);
+		fprintf(out, "paused:   nothing runs until mrcemu ctl --name %s start\n",
+			l->t->emu.name);
+	fprintf(out, "stop:     mrcemu down %s\n", l->t->emu.name);
 }
 
-/* What `down` needs besides the pid files: where the records go. */
+/* `up` is done: its daemons outlive it by design, so its emulation is
+ * stale only once they are gone (launch_manifest_stale). */
 static int up_note(struct launch *l)
 {
 	char path[LAUNCH_PATH_MAX + 16];
 	FILE *f;
+	bool ok = (!l->paused || launch_manifest_add(l->manifest, "file " LAUNCH_PAUSED_FILE)) &&
+		  launch_manifest_add(l->manifest, "detached");
 
-	snprintf(path, sizeof(path), "%s/outdir", l->rundir);
-	f = records_create(path);
-	if (!f || fprintf(f, "%s\n", l->outdir) < 0 || fclose(f) != 0)
-		return fail(l, "%s: %s", path, strerror(errno));
+	ok = fclose(l->manifest) == 0 && ok;
+	l->manifest = NULL;
+	if (!ok)
+		return fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST, strerror(errno));
 	if (!l->paused)
 		return 0;
 	snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, l->rundir);

@@ -19,6 +19,7 @@
 
 struct launch_options {
 	const char *topology; /* the topology file */
+	const char *name;     /* NULL: the topology's [emulation] name */
 	const char *outdir;   /* NULL: out/<emulation name> */
 	bool capture;	      /* pcaps of every port (also `capture = on`) */
 	uint64_t scale;	      /* wall ns per virtual ns; 0: the topology's */
@@ -54,21 +55,36 @@ void launch_print_summary(const struct launch_result *r, FILE *out);
  * namespace on `out`, and leave the daemons running.  0, or as launch_run. */
 int launch_up(const struct launch_options *o, FILE *out, FILE *report);
 
-/* `mrcemu down`: stop the daemons `up` (or a crashed run) left, delete the
- * namespaces and the run folder, merge the records.  Idempotent: 0 when
- * nothing was running. */
-int launch_down(const char *topology, FILE *out, FILE *report);
+/* What `mrcemu down` acts on: one emulation (by name, or the name in a
+ * topology file), every stale one, or every one. */
+struct launch_down_options {
+	const char *topology; /* for its [emulation] name */
+	const char *name;     /* overrides it */
+	bool stale;	      /* every emulation whose launcher is gone */
+	bool all;	      /* every emulation (asks first on a terminal) */
+};
+
+/* `mrcemu down`: for each emulation chosen, stop the daemons, delete the
+ * namespaces and remove the files its manifest lists, and nothing else;
+ * merge its records and keep its daemons' logs in its output folder.  A
+ * `run` whose launcher lives is asked to end (SIGTERM).  Idempotent: 0
+ * when nothing was running; 2 on bad arguments or not root. */
+int launch_down(const struct launch_down_options *o, FILE *out, FILE *report);
+
+/* `mrcemu list`: one line per emulation under LAUNCH_RUN_ROOT. */
+int launch_list(FILE *out, FILE *report);
 
 /* `mrcemu ctl`: send one command line to the daemon of `node` (in the
- * emulation of `topology`, or the only running emulation with that node)
- * and print its reply on `out`.  0 on "ok", 1 on "error", 2 when there is
- * no such daemon or it does not answer. */
-int launch_ctl(const char *topology, const char *node, const char *command, FILE *out,
-	       FILE *report);
+ * emulation `name`, or of `topology`, or the only running emulation with
+ * that node: with several, it refuses to guess) and print its reply on
+ * `out`.  0 on "ok", 1 on "error", 2 when there is no such daemon, it does
+ * not answer, or the node is ambiguous. */
+int launch_ctl(const char *topology, const char *name, const char *node, const char *command,
+	       FILE *out, FILE *report);
 
 /* `mrcemu ctl start`: start the daemons of an emulation `up --paused` left
  * waiting (of `topology`, or the only paused one) on one epoch.  0, or 2
  * with one line on `report`. */
-int launch_start(const char *topology, FILE *out, FILE *report);
+int launch_start(const char *topology, const char *name, FILE *out, FILE *report);
 
 #endif

@@ -1,7 +1,7 @@
-/* emulator/launch_ctl.c — `mrcemu down` and `mrcemu ctl`: dealing with an
- * emulation that `mrcemu up` left running, or that a crashed run left
- * behind, knowing only the topology file (or a node name) and what the run
- * folder holds (the daemon contract: pid files, control sockets). */
+/* emulator/launch_ctl.c — `mrcemu down`, `list` and `ctl`: dealing with
+ * emulations that `mrcemu up` left running, or that a killed launcher left
+ * behind, knowing only their names and what their manifests list
+ * (launch_manifest.c): nothing else is ever stopped, deleted or removed. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +18,7 @@
 #define DOWN_STOP_MS   30000 /* daemons flushing their records */
 #define DOWN_TERM_MS   3000
 #define CTL_TIMEOUT_MS 10000
+#define DOWN_MAX_PIDS  4096
 
 static bool exists(const char *path)
 {
@@ -31,90 +32,84 @@ static void nap_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static pid_t read_pid(const char *rundir, const char *node)
-{
-	char path[LAUNCH_PATH_MAX];
-	FILE *f;
-	int pid = 0;
+/* A daemon of the emulation: its pid, node and control socket. */
+struct down_daemon {
+	pid_t pid;
+	char node[TOPO_NAME_MAX];
+	char ctl[LAUNCH_PATH_MAX];
+};
 
-	snprintf(path, sizeof(path), "%s/%s.pid", rundir, node);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &pid) != 1 || pid <= 1)
-		pid = 0;
-	fclose(f);
-	return pid;
+static bool still_ours(const struct down_daemon *d)
+{
+	return d->pid > 1 && launch_pid_is_daemon(d->pid, d->node, d->ctl);
 }
 
-/* Wait until none of pids[] runs our daemon any more. */
-static void wait_gone(const struct topology *t, const pid_t *pids, int ms)
+/* Wait until none of ds[] runs our daemon any more. */
+static void wait_gone(const struct down_daemon *ds, int n, int ms)
 {
 	for (int waited = 0; waited < ms; waited += 20) {
 		bool any = false;
-		for (int i = 0; i < t->nnodes; i++)
-			any = any || (pids[i] && launch_pid_is_daemon(pids[i], t->nodes[i].name));
+		for (int i = 0; i < n; i++)
+			any = any || still_ours(&ds[i]);
 		if (!any)
 			return;
 		nap_ms(20);
 	}
 }
 
-/* Signal each pid that still runs our daemon (checked just before, so a
+/* Signal each daemon that is still ours (checked just before, so a
  * recycled pid is never hit). */
-static void signal_ours(const struct topology *t, const pid_t *pids, int sig)
+static void signal_ours(const struct down_daemon *ds, int n, int sig)
 {
-	for (int i = 0; i < t->nnodes; i++)
-		if (pids[i] && launch_pid_is_daemon(pids[i], t->nodes[i].name))
-			kill(pids[i], sig);
+	for (int i = 0; i < n; i++)
+		if (still_ours(&ds[i]))
+			kill(ds[i].pid, sig);
 }
 
-/* stop, then SIGTERM, then SIGKILL, by pid file.  Returns how many ran. */
-static int stop_daemons(const struct topology *t, const char *rundir, pid_t *pids)
+/* The daemons the manifest lists that still run, each checked by its
+ * command line (program, --node, --ctl in this run folder). */
+static int daemons_of(const struct launch_manifest *m, struct down_daemon *ds)
 {
-	char sock[LAUNCH_PATH_MAX], reply[LAUNCH_REPLY_MAX];
 	int n = 0;
 
-	for (int i = 0; i < t->nnodes; i++) {
-		pids[i] = read_pid(rundir, t->nodes[i].name);
-		if (!pids[i] || !launch_pid_is_daemon(pids[i], t->nodes[i].name)) {
-			pids[i] = 0;
-			continue;
-		}
-		n++;
-		snprintf(sock, sizeof(sock), "%s/%s.ctl", rundir, t->nodes[i].name);
-		if (!launch_ctl_send(sock, "stop", reply, sizeof(reply), 2000))
-			kill(pids[i], SIGTERM);
+	for (int i = 0; i < m->ndaemons && n < DOWN_MAX_PIDS; i++) {
+		struct down_daemon *d = &ds[n];
+		d->pid = m->daemons[i].pid;
+		snprintf(d->node, sizeof(d->node), "%s", m->daemons[i].node);
+		snprintf(d->ctl, sizeof(d->ctl), "%s/%s.ctl", m->rundir, d->node);
+		n += still_ours(d);
 	}
-	wait_gone(t, pids, DOWN_STOP_MS);
-	signal_ours(t, pids, SIGTERM);
-	wait_gone(t, pids, DOWN_TERM_MS);
-	signal_ours(t, pids, SIGKILL);
-	wait_gone(t, pids, DOWN_TERM_MS);
 	return n;
 }
 
-/* A namespace of this emulation: "mrc-<emu>-<node>" with no further '-',
- * so "mrc-a-b-h0" of an emulation "a-b" is never taken for one of "a". */
-static bool ours(const char *ns, const char *prefix)
+/* stop, then SIGTERM, then SIGKILL.  Returns how many ran. */
+static int stop_daemons(const struct launch_manifest *m)
 {
-	size_t n = strlen(prefix);
-	return !strncmp(ns, prefix, n) && ns[n] && !strchr(ns + n, '-');
+	static struct down_daemon ds[DOWN_MAX_PIDS];
+	char reply[LAUNCH_REPLY_MAX];
+	int n = daemons_of(m, ds);
+
+	for (int i = 0; i < n; i++)
+		if (!launch_ctl_send(ds[i].ctl, "stop", reply, sizeof(reply), 2000))
+			kill(ds[i].pid, SIGTERM);
+	wait_gone(ds, n, DOWN_STOP_MS);
+	signal_ours(ds, n, SIGTERM);
+	wait_gone(ds, n, DOWN_TERM_MS);
+	signal_ours(ds, n, SIGKILL);
+	wait_gone(ds, n, DOWN_TERM_MS);
+	return n;
 }
 
-static int delete_namespaces(const struct topology *t, FILE *report)
+static int delete_namespaces(const struct launch_manifest *m, FILE *report)
 {
-	char prefix[128], ns[256], path[LAUNCH_PATH_MAX], err[1024];
-	const char *argv[] = {"ip", "netns", "delete", ns, NULL};
+	char path[LAUNCH_PATH_MAX], err[1024];
 	sigset_t mask;
-	DIR *dir;
-	struct dirent *e;
 	int n = 0;
 
 	sigprocmask(SIG_BLOCK, NULL, &mask);
-	for (int i = 0; i < t->nnodes; i++) {
-		topology_netns(t, i, ns, sizeof(ns));
-		snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	for (int i = 0; i < m->nnetns; i++) {
+		const char *argv[] = {"ip", "netns", "delete", m->netns[i], NULL};
+		snprintf(path, sizeof(path), "/run/netns/%s", m->netns[i]);
 		if (!exists(path))
 			continue;
 		if (launch_ip(argv, &mask, err, sizeof(err)))
@@ -122,100 +117,237 @@ static int delete_namespaces(const struct topology *t, FILE *report)
 		else
 			fprintf(report, "mrcemu down: %s\n", err);
 	}
-	snprintf(prefix, sizeof(prefix), "mrc-%s-", t->emu.name);
-	dir = opendir("/run/netns");
-	while (dir && (e = readdir(dir)) != NULL) {
-		if (!ours(e->d_name, prefix))
-			continue;
-		snprintf(ns, sizeof(ns), "%s", e->d_name);
-		if (launch_ip(argv, &mask, err, sizeof(err)))
-			n++;
-		else
-			fprintf(report, "mrcemu down: %s\n", err);
-	}
-	if (dir)
-		closedir(dir);
 	return n;
 }
 
-/* `up` noted where the daemons write; they have flushed by now. */
-static void merge_records(const struct topology *t, const char *rundir, FILE *out, FILE *report)
+/* OUTDIR/log/NODE.log for each daemon log that says something; how many. */
+static int keep_logs(const struct launch_manifest *m)
 {
-	char path[LAUNCH_PATH_MAX], outdir[PATH_MAX] = "", err[TOPO_ERR_MAX];
-	struct workload w = {0};
-	struct run_outcome m = {0};
-	struct launch_lateness lat = {0};
-	FILE *f;
+	char log[LAUNCH_PATH_MAX + 64], node[TOPO_NAME_MAX + 8], kept[LAUNCH_PATH_MAX + 64];
+	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/outdir", rundir);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(outdir, sizeof(outdir), f))
-		outdir[0] = '\0';
-	fclose(f);
-	outdir[strcspn(outdir, "\n")] = '\0';
-	if (!outdir[0])
-		return;
-	if (t->workload[0] && !workload_load(t->workload, t, &w, err, sizeof(err)))
-		fprintf(report, "mrcemu down: %s\n", err);
-	for (int i = 0; i < t->nnodes; i++) {
-		snprintf(path, sizeof(path), "%s/%s.log", rundir, t->nodes[i].name);
-		launch_log_keep(path, outdir, t->nodes[i].name);
+	for (int i = 0; i < m->nfiles; i++) {
+		size_t k = strlen(m->files[i]);
+		if (k < 5 || k - 4 >= sizeof(node) || strcmp(m->files[i] + k - 4, ".log"))
+			continue;
+		snprintf(node, sizeof(node), "%.*s", (int)(k - 4), m->files[i]);
+		snprintf(log, sizeof(log), "%s/%s", m->rundir, m->files[i]);
+		launch_log_keep(log, m->outdir, node);
+		snprintf(kept, sizeof(kept), "%s/log/%s.log", m->outdir, node);
+		n += exists(kept);
 	}
-	if (launch_merge(t, &w, outdir, &m, &lat, report))
-		fprintf(out,
-			"messages: %llu of %llu completed; causality violations: %llu\n"
-			"records: %s/\n",
-			(unsigned long long)m.completed, (unsigned long long)m.messages,
-			(unsigned long long)lat.violations, outdir);
-	workload_free(&w);
+	return n;
 }
 
-int launch_down(const char *topology, FILE *out, FILE *report)
+/* The daemons have flushed their records by now: merge them as `run` does
+ * and print the same summary.  False when nothing could be merged. */
+static bool merge_records(const struct launch_manifest *m, FILE *out, FILE *report)
 {
-	char err[TOPO_ERR_MAX], rundir[128];
+	char err[TOPO_ERR_MAX];
+	struct workload w = {0};
+	struct run_outcome o = {0};
+	struct launch_lateness lat = {0};
 	struct topology *t;
-	pid_t *pids;
-	int daemons, namespaces;
-	bool folder;
+	bool ok;
 
-	if (geteuid() != 0) {
-		fprintf(report, "mrcemu down: needs root to stop daemons and delete namespaces; "
-				"use sudo\n");
-		return 2;
+	if (!m->outdir[0])
+		return false;
+	if (!(t = topology_load(m->topology, err, sizeof(err)))) {
+		fprintf(report, "mrcemu down: cannot merge the records of %s: %s\n", m->name, err);
+		return false;
 	}
-	t = topology_load(topology, err, sizeof(err));
-	if (!t) {
-		fprintf(report, "%s\n", err);
-		return 2;
+	if (t->workload[0] && !workload_load(t->workload, t, &w, err, sizeof(err)))
+		fprintf(report, "mrcemu down: %s\n", err);
+	ok = launch_merge(t, &w, m->outdir, &o, &lat, report);
+	if (ok) {
+		outcome_print(&o, out);
+		fprintf(out, "causality violations: %llu\nrecords: %s/\n",
+			(unsigned long long)lat.violations, m->outdir);
 	}
-	snprintf(rundir, sizeof(rundir), "%s/%s", LAUNCH_RUN_ROOT, t->emu.name);
-	pids = calloc(t->nnodes, sizeof(*pids));
-	if (!pids) {
-		topology_free(t);
+	workload_free(&w);
+	topology_free(t);
+	return ok;
+}
+
+/* A launcher still at work (`run`, or an `up` not finished) ends its own
+ * emulation, cleanly: ask it, and wait for its run folder to go. */
+static int ask_launcher(const struct launch_manifest *m, FILE *out)
+{
+	fprintf(out, "emulation %s: its launcher (pid %d) is running; asking it to end it\n",
+		m->name, (int)m->launcher);
+	kill(m->launcher, SIGTERM);
+	for (int waited = 0; waited < DOWN_STOP_MS + DOWN_TERM_MS; waited += 50) {
+		if (!exists(m->rundir))
+			return 0;
+		nap_ms(50);
+	}
+	fprintf(out, "emulation %s: its launcher did not end it in time\n", m->name);
+	return 1;
+}
+
+static int down_one(const char *name, FILE *out, FILE *report)
+{
+	struct launch_manifest m;
+	int rc = launch_manifest_read(name, &m), daemons, namespaces, logs;
+	bool orphan, merged;
+
+	if (rc == 0) {
+		fprintf(out, "mrcemu down: nothing is running for emulation %s\n", name);
+		return 0;
+	}
+	if (rc < 0) {
+		fprintf(report,
+			"mrcemu down: %s/%s/%s: unreadable, or not written by mrcemu; "
+			"nothing removed\n",
+			LAUNCH_RUN_ROOT, name, LAUNCH_MANIFEST);
 		return 1;
 	}
-	daemons = stop_daemons(t, rundir, pids);
-	namespaces = delete_namespaces(t, report);
-	folder = exists(rundir);
-	if (folder) {
-		merge_records(t, rundir, out, report);
-		launch_rundir_remove(rundir);
+	if (!m.detached && launch_manifest_launcher_alive(&m)) {
+		rc = ask_launcher(&m, out);
+		launch_manifest_free(&m);
+		return rc;
 	}
-	if (!daemons && !namespaces && !folder)
-		fprintf(out, "mrcemu down: nothing is running for emulation %s\n", t->emu.name);
-	else
-		fprintf(out, "emulation %s is down: %d daemons stopped, %d namespaces deleted\n",
-			t->emu.name, daemons, namespaces);
-	free(pids);
-	topology_free(t);
+	orphan = !m.detached;
+	daemons = stop_daemons(&m);
+	namespaces = delete_namespaces(&m, report);
+	fprintf(out, "emulation %s is down: %d daemons stopped, %d namespaces deleted\n", m.name,
+		daemons, namespaces);
+	merged = merge_records(&m, out, report);
+	logs = keep_logs(&m);
+	if (orphan)
+		fprintf(out,
+			"its launcher (pid %d) was gone: %s; %d daemon logs kept in %s/log/\n",
+			(int)m.launcher,
+			merged ? "the records its daemons wrote are merged"
+			       : "its records could not be merged",
+			logs, m.outdir);
+	launch_manifest_remove_files(&m);
+	launch_manifest_free(&m);
 	return 0;
 }
 
-/* /run/mrcemu/<emu>/<node>.ctl: of the topology's emulation, or of the one
- * running emulation that has this node.  2 with one line when none is. */
-static int find_socket(const char *topology, const char *node, char *sock, size_t len, FILE *report)
+static bool need_root(const char *cmd, FILE *report)
+{
+	if (geteuid() == 0)
+		return true;
+	fprintf(report, "mrcemu %s: needs root to stop daemons and delete namespaces; use sudo\n",
+		cmd);
+	return false;
+}
+
+/* --all on a terminal: say what, and ask. */
+static bool confirm_all(char **names, int n, FILE *out)
+{
+	char line[16];
+
+	if (!isatty(STDIN_FILENO))
+		return true;
+	fprintf(out, "mrcemu down --all: stop %d emulations (", n);
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%s%s", i ? ", " : "", names[i]);
+	fprintf(out, "), whoever started them? [y/N] ");
+	fflush(out);
+	return fgets(line, sizeof(line), stdin) && (line[0] == 'y' || line[0] == 'Y');
+}
+
+static int down_many(const struct launch_down_options *o, FILE *out, FILE *report)
+{
+	char **names;
+	int n = launch_manifest_names(&names), rc = 0, done = 0;
+
+	if (o->all && n && !confirm_all(names, n, out)) {
+		fprintf(out, "mrcemu down --all: nothing done\n");
+		launch_names_free(names, n);
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct launch_manifest m;
+		bool pick = o->all;
+		if (!pick && launch_manifest_read(names[i], &m) == 1) {
+			pick = launch_manifest_stale(&m);
+			launch_manifest_free(&m);
+		}
+		if (pick) {
+			rc |= down_one(names[i], out, report);
+			done++;
+		}
+	}
+	if (!done)
+		fprintf(out, "mrcemu down: no %s emulation\n", o->all ? "running" : "stale");
+	launch_names_free(names, n);
+	return rc;
+}
+
+int launch_down(const struct launch_down_options *o, FILE *out, FILE *report)
+{
+	char err[TOPO_ERR_MAX], name[TOPO_NAME_MAX];
+	struct topology *t;
+
+	if (!need_root("down", report))
+		return 2;
+	if (o->stale || o->all)
+		return down_many(o, out, report);
+	if (o->name) {
+		if (!topology_name_check(o->name, true, err, sizeof(err))) {
+			fprintf(report, "mrcemu down: %s\n", err);
+			return 2;
+		}
+		return down_one(o->name, out, report);
+	}
+	if (!(t = topology_load(o->topology, err, sizeof(err)))) {
+		fprintf(report, "%s\n", err);
+		return 2;
+	}
+	snprintf(name, sizeof(name), "%s", t->emu.name);
+	topology_free(t);
+	return down_one(name, out, report);
+}
+
+static void launcher_text(const struct launch_manifest *m, char *buf, size_t len)
+{
+	if (launch_manifest_launcher_alive(m) && !m->detached)
+		snprintf(buf, len, "alive (pid %d)", (int)m->launcher);
+	else if (m->detached)
+		snprintf(buf, len, "detached (up): %d of %d daemons alive",
+			 launch_manifest_daemons_alive(m), m->ndaemons);
+	else
+		snprintf(buf, len, "gone (pid %d): stale, see mrcemu down --stale",
+			 (int)m->launcher);
+}
+
+int launch_list(FILE *out, FILE *report)
+{
+	char **names, started[32], launcher[96];
+	int n = launch_manifest_names(&names), shown = 0;
+
+	if (geteuid() != 0 && n)
+		fprintf(report, "mrcemu list: run folders are root's; use sudo to see details\n");
+	for (int i = 0; i < n; i++) {
+		struct launch_manifest m;
+		time_t when;
+		if (launch_manifest_read(names[i], &m) != 1)
+			continue;
+		if (!shown++)
+			fprintf(out, "%-20s %5s %8s  %-19s  %-12s %s\n", "NAME", "NODES", "SCALE",
+				"STARTED", "OWNER", "LAUNCHER");
+		when = (time_t)m.started;
+		strftime(started, sizeof(started), "%Y-%m-%d %H:%M:%S", localtime(&when));
+		launcher_text(&m, launcher, sizeof(launcher));
+		fprintf(out, "%-20s %5d %8llu  %-19s  %-12s %s\n", m.name, m.nodes,
+			(unsigned long long)m.scale, started, m.owner, launcher);
+		launch_manifest_free(&m);
+	}
+	if (!shown)
+		fprintf(out, "no emulation is running\n");
+	launch_names_free(names, n);
+	return 0;
+}
+
+/* /run/mrcemu/<emu>/<node>.ctl: of the named emulation, of the topology's,
+ * or of the one running emulation that has this node.  2 with one line
+ * when none is, or several are: it never guesses. */
+static int find_socket(const char *topology, const char *name, const char *node, char *sock,
+		       size_t len, FILE *report)
 {
 	char err[TOPO_ERR_MAX], path[LAUNCH_PATH_MAX], names[1024] = "";
 	struct topology *t;
@@ -223,6 +355,18 @@ static int find_socket(const char *topology, const char *node, char *sock, size_
 	DIR *dir;
 	int n = 0;
 
+	if (!topology_name_check(node, false, err, sizeof(err))) {
+		fprintf(report, "mrcemu ctl: %s\n", err);
+		return 2;
+	}
+	if (name) {
+		if (!topology_name_check(name, true, err, sizeof(err))) {
+			fprintf(report, "mrcemu ctl: --name: %s\n", err);
+			return 2;
+		}
+		snprintf(sock, len, "%s/%s/%s.ctl", LAUNCH_RUN_ROOT, name, node);
+		return 0;
+	}
 	if (topology) {
 		if (!(t = topology_load(topology, err, sizeof(err)))) {
 			fprintf(report, "%s\n", err);
@@ -255,8 +399,8 @@ static int find_socket(const char *topology, const char *node, char *sock, size_
 		return 0;
 	if (n)
 		fprintf(report,
-			"mrcemu ctl: node %s is in %d emulations (%s); name one with "
-			"--topology FILE\n",
+			"mrcemu ctl: node %s is in %d emulations (%s); say which with "
+			"--name NAME\n",
 			node, n, names);
 	else
 		fprintf(report, "mrcemu ctl: no daemon for node %s is running (see mrcemu up)\n",
@@ -266,7 +410,8 @@ static int find_socket(const char *topology, const char *node, char *sock, size_
 
 /* The run folder of the emulation `up --paused` left waiting: the
  * topology's, or the only one with a LAUNCH_PAUSED_FILE.  2 with one line. */
-static int find_paused(const char *topology, char *rundir, size_t len, FILE *report)
+static int find_paused(const char *topology, const char *name, char *rundir, size_t len,
+		       FILE *report)
 {
 	char err[TOPO_ERR_MAX], path[LAUNCH_PATH_MAX];
 	struct topology *t;
@@ -274,7 +419,15 @@ static int find_paused(const char *topology, char *rundir, size_t len, FILE *rep
 	DIR *dir;
 	int n = 0;
 
-	if (topology) {
+	if (name) {
+		if (!topology_name_check(name, true, err, sizeof(err))) {
+			fprintf(report, "mrcemu ctl start: --name: %s\n", err);
+			return 2;
+		}
+		snprintf(rundir, len, "%s/%s", LAUNCH_RUN_ROOT, name);
+		snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir);
+		n = exists(path);
+	} else if (topology) {
 		if (!(t = topology_load(topology, err, sizeof(err)))) {
 			fprintf(report, "%s\n", err);
 			return 2;
@@ -295,7 +448,7 @@ static int find_paused(const char *topology, char *rundir, size_t len, FILE *rep
 	if (n == 1)
 		return 0;
 	fprintf(report, "mrcemu ctl start: %s\n",
-		n ? "several emulations are paused; name one with --topology FILE"
+		n ? "several emulations are paused; say which with --name NAME"
 		  : "no paused emulation (see mrcemu up --paused)");
 	return 2;
 }
@@ -330,12 +483,12 @@ static int start_all(const char *rundir, uint64_t scale, FILE *out, FILE *report
 	return 0;
 }
 
-int launch_start(const char *topology, FILE *out, FILE *report)
+int launch_start(const char *topology, const char *name, FILE *out, FILE *report)
 {
 	char rundir[LAUNCH_PATH_MAX], path[LAUNCH_PATH_MAX + 16];
 	unsigned long long scale = 0;
 	FILE *f;
-	int rc = find_paused(topology, rundir, sizeof(rundir), report);
+	int rc = find_paused(topology, name, rundir, sizeof(rundir), report);
 
 	if (rc)
 		return rc;
@@ -353,10 +506,11 @@ int launch_start(const char *topology, FILE *out, FILE *report)
 	return start_all(rundir, scale, out, report);
 }
 
-int launch_ctl(const char *topology, const char *node, const char *command, FILE *out, FILE *report)
+int launch_ctl(const char *topology, const char *name, const char *node, const char *command,
+	       FILE *out, FILE *report)
 {
 	char sock[LAUNCH_PATH_MAX], reply[LAUNCH_REPLY_MAX];
-	int rc = find_socket(topology, node, sock, sizeof(sock), report);
+	int rc = find_socket(topology, name, node, sock, sizeof(sock), report);
 
 	if (rc)
 		return rc;

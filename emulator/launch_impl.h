@@ -52,15 +52,13 @@ bool launch_reply_str(const char *reply, const char *key, char *buf, size_t len)
 void launch_log_tail(const char *path, int lines, FILE *out);
 
 /* Whether process pid runs a daemon of ours for `node` (by
- * /proc/PID/cmdline: nicd or switchd with --node NODE). */
-bool launch_pid_is_daemon(pid_t pid, const char *node);
+ * /proc/PID/cmdline: nicd or switchd with --node NODE, and --ctl CTL unless
+ * ctl is NULL). */
+bool launch_pid_is_daemon(pid_t pid, const char *node, const char *ctl);
 
 /* Whether pid exists and is not a zombie. */
 bool launch_pid_alive(pid_t pid);
 
-/* Every file in a run folder (sockets, pid files, logs), the folder, and
- * LAUNCH_RUN_ROOT when no other emulation uses it. */
-void launch_rundir_remove(const char *rundir);
 
 /* OUTDIR/log/NODE.log: a copy of `log` when it says anything, else none
  * (log NULL: just remove a stale one). */
@@ -77,6 +75,53 @@ uint64_t launch_mono_ns(void);
 /* The file in the run folder of an emulation `up --paused` left waiting:
  * it holds the scale to start it at. */
 #define LAUNCH_PAUSED_FILE "paused"
+
+/* ---- launch_manifest.c: what an emulation created ----------------- */
+
+#define LAUNCH_MANIFEST "manifest"
+
+struct launch_manifest_daemon {
+	char node[TOPO_NAME_MAX];
+	pid_t pid;
+};
+
+struct launch_manifest {
+	char rundir[LAUNCH_PATH_MAX];
+	char name[TOPO_NAME_MAX], owner[64];
+	char topology[LAUNCH_PATH_MAX], outdir[LAUNCH_PATH_MAX];
+	bool detachable, detached; /* `up`; and it finished */
+	uint64_t scale;
+	long long started;
+	pid_t launcher;
+	unsigned long long launcher_start;
+	int nodes;
+	char **netns, **files;
+	int nnetns, nfiles;
+	struct launch_manifest_daemon *daemons;
+	int ndaemons;
+};
+
+/* Start rundir/manifest (O_EXCL) with what is known before anything is
+ * made; NULL with errno on failure. */
+FILE *launch_manifest_create(const char *rundir, const char *name, const char *mode,
+			     const char *topology, const char *outdir, uint64_t scale, int nodes);
+/* Append one line ("netns NAME", "file NAME", "daemon NODE PROG PID",
+ * "detached") and flush it. */
+bool launch_manifest_add(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Read LAUNCH_RUN_ROOT/<name>/manifest: 1, 0 when there is none, -1 when
+ * it is unreadable or lists what mrcemu never writes. */
+int launch_manifest_read(const char *name, struct launch_manifest *m);
+void launch_manifest_free(struct launch_manifest *m);
+bool launch_manifest_launcher_alive(const struct launch_manifest *m);
+int launch_manifest_daemons_alive(const struct launch_manifest *m);
+bool launch_manifest_stale(const struct launch_manifest *m);
+/* Remove the listed files, the manifest, the run folder if now empty, and
+ * LAUNCH_RUN_ROOT if now empty. */
+void launch_manifest_remove_files(const struct launch_manifest *m);
+/* The valid names under LAUNCH_RUN_ROOT, sorted; free with launch_names_free. */
+int launch_manifest_names(char ***names);
+void launch_names_free(char **names, int n);
+unsigned long long launch_pid_starttime(pid_t pid);
 
 /* ---- launch_merge.c -------------------------------------------------- */
 

@@ -425,11 +425,11 @@ bool launch_pid_alive(pid_t pid)
 	return alive;
 }
 
-bool launch_pid_is_daemon(pid_t pid, const char *node)
+bool launch_pid_is_daemon(pid_t pid, const char *node, const char *ctl)
 {
 	char path[64], buf[8192];
-	const char *base, *arg;
-	bool ours = false, named = false;
+	const char *base, *arg, *next;
+	bool ours = false, named = false, at = !ctl;
 	size_t n;
 	FILE *f;
 
@@ -444,28 +444,14 @@ bool launch_pid_is_daemon(pid_t pid, const char *node)
 		return false;
 	base = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
 	ours = !strcmp(base, "nicd") || !strcmp(base, "switchd");
-	for (arg = buf; arg < buf + n; arg += strlen(arg) + 1)
-		if (!strcmp(arg, "--node") && arg + strlen(arg) + 1 < buf + n)
-			named = named || !strcmp(arg + strlen(arg) + 1, node);
-	return ours && named && launch_pid_alive(pid);
-}
-
-void launch_rundir_remove(const char *rundir)
-{
-	DIR *dir = opendir(rundir);
-	char path[LAUNCH_PATH_MAX + 256];
-	struct dirent *e;
-
-	while (dir && (e = readdir(dir)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", rundir, e->d_name);
-		unlink(path);
+	for (arg = buf; arg < buf + n; arg = next) {
+		next = arg + strlen(arg) + 1;
+		if (next >= buf + n)
+			break;
+		named = named || (!strcmp(arg, "--node") && !strcmp(next, node));
+		at = at || (!strcmp(arg, "--ctl") && !strcmp(next, ctl));
 	}
-	if (dir)
-		closedir(dir);
-	rmdir(rundir);
-	rmdir(LAUNCH_RUN_ROOT); /* only when no other emulation uses it */
+	return ours && named && at && launch_pid_alive(pid);
 }
 
 static bool copy_file(const char *from, const char *to)

@@ -25,7 +25,8 @@ static const char usage_main[] =
     "  sim [TOPOLOGY.ini]     run the topology as a deterministic single-process simulation\n"
     "  run [TOPOLOGY.ini]     run it as nicd/switchd daemons over veth links (root)\n"
     "  up TOPOLOGY.ini        build namespaces and links, start the daemons, wait\n"
-    "  down TOPOLOGY.ini      stop the daemons, delete namespaces and links\n"
+    "  down NAME|TOPOLOGY.ini stop an emulation, delete what it created (--stale, --all)\n"
+    "  list                   the emulations running on this machine\n"
     "  ctl NODE COMMAND...    send a control command to a running daemon\n"
     "  attributes             list every attribute with its default and range\n"
     "  export FORMAT          the topology's workload as Chakra traces or as CSV\n"
@@ -165,7 +166,8 @@ static int cmd_attributes(int argc, char **argv)
 }
 
 static const char usage_run[] =
-    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME] [-q]\n"
+    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME]\n"
+    "                  [--name NAME] [-q]\n"
     "\n"
     "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
     "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
@@ -193,6 +195,9 @@ static const char usage_run[] =
     "                     topology's [emulation] scale, 2000 if unset)\n"
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: [emulation]\n"
     "                     until, else when every message has completed\n"
+    "  -n, --name NAME    the emulation's name instead of the topology's [emulation]\n"
+    "                     name (namespaces, run folder, out/NAME; docs/topology.md,\n"
+    "                     Names), so one topology can run twice side by side\n"
     "  -q, --quiet        no progress line and no summary\n"
     "  -h, --help         this text\n"
     "\n"
@@ -213,6 +218,7 @@ static const char usage_run[] =
 
 static const char usage_up[] =
     "Usage: mrcemu up TOPOLOGY.ini [-o OUTDIR] [--capture] [--scale N] [--paused]\n"
+    "                 [--name NAME]\n"
     "\n"
     "Build the namespaces and links of TOPOLOGY.ini as `mrcemu run` does, start its\n"
     "daemons, wait until each is ready, start them on one epoch, and return, leaving\n"
@@ -221,7 +227,7 @@ static const char usage_up[] =
     "and how to capture and control it, e.g.\n"
     "\n"
     "  ip netns exec mrc-<emulation>-h0 tcpdump -i p0 -w x.pcap\n"
-    "  mrcemu ctl h0 post h1 1MiB\n"
+    "  mrcemu ctl --name <emulation> h0 post h1 1MiB\n"
     "\n"
     "[external NAME] nodes get a namespace and a link but no daemon: send and\n"
     "receive there with Scapy, tcpreplay or tcpdump.  Pid files, control sockets and\n"
@@ -234,36 +240,64 @@ static const char usage_up[] =
     "  -S, --scale N      wall ns per virtual ns (default: the topology's, 2000)\n"
     "  -P, --paused       build and start the daemons, but leave them waiting (no CPU,\n"
     "                     virtual time 0) until `mrcemu ctl start`: attach taps first\n"
+    "  -n, --name NAME    the emulation's name instead of the topology's\n"
     "  -h, --help         this text\n"
+    "\n"
+    "What it creates is listed in " LAUNCH_RUN_ROOT "/<emulation>/manifest as it creates\n"
+    "it; `mrcemu down` removes exactly that.  A name already up is refused, and\n"
+    "nothing of the running emulation is touched.\n"
     "\n"
     "Exit status: 0 running; 1 something failed (everything made is removed again);\n"
     "2 not root, bad arguments, or a bad topology or workload.\n";
 
 static const char usage_down[] =
-    "Usage: mrcemu down TOPOLOGY.ini\n"
+    "Usage: mrcemu down NAME | TOPOLOGY.ini | --name NAME | --stale | --all\n"
     "\n"
-    "Stop the emulation of TOPOLOGY.ini that `mrcemu up` started (or that a crashed\n"
-    "`mrcemu run` left): each daemon in its pid file gets the `stop` command (it\n"
+    "Stop an emulation that `mrcemu up` started, or that a killed `mrcemu run` left,\n"
+    "and remove what it created, as its manifest (" LAUNCH_RUN_ROOT "/NAME/manifest)\n"
+    "lists it, and nothing else: each daemon listed gets the `stop` command (it\n"
     "flushes its records), then SIGTERM, then SIGKILL, each only after\n"
-    "/proc/PID/cmdline shows it is still that nicd or switchd; then delete the\n"
-    "namespaces mrc-<emulation>-* (their veth links go with them) and the run folder\n"
-    "" LAUNCH_RUN_ROOT "/<emulation>/, and merge the daemons' records into the output\n"
-    "folder `up` used.  Processes you started in a namespace yourself (tcpdump) are\n"
-    "not signalled.  Idempotent: with nothing running it says so and exits 0.\n"
-    "Needs root.\n"
+    "/proc/PID/cmdline shows it is still that nicd or switchd of that emulation; the\n"
+    "namespaces listed are deleted (their veth links go with them), and the files\n"
+    "listed in the run folder removed.  The daemons' records are merged into the\n"
+    "emulation's output folder and summarised, and the logs that say something are\n"
+    "kept in OUTDIR/log/; when the launcher had been killed, it says so.  A `run`\n"
+    "whose launcher lives is asked to end (SIGTERM).  Processes you started in a\n"
+    "namespace yourself (tcpdump) are not signalled.  Idempotent: with nothing\n"
+    "running it says so and exits 0.  Needs root.\n"
     "\n"
-    "Exit status: 0 done or nothing to do; 2 not root, bad arguments or topology.\n";
+    "  NAME, -n, --name NAME   the emulation of that name (see mrcemu list)\n"
+    "  TOPOLOGY.ini            the emulation named in the file's [emulation] section\n"
+    "  --stale                 every emulation whose launcher is gone: a `run` whose\n"
+    "                          mrcemu was killed, an `up` whose daemons all died\n"
+    "  --all                   every emulation, whoever started it (asks first when\n"
+    "                          standard input is a terminal)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Exit status: 0 done or nothing to do; 1 something could not be stopped or\n"
+    "removed; 2 not root, bad arguments or topology.\n";
+
+static const char usage_list[] =
+    "Usage: mrcemu list\n"
+    "\n"
+    "The emulations running on this machine, from their manifests in\n"
+    "" LAUNCH_RUN_ROOT "/: name, nodes, scale, when it started, who started it (the user\n"
+    "behind sudo, else the uid's name), and its launcher: alive (a `run`), detached\n"
+    "(an `up`, with how many daemons live), or gone (stale: mrcemu down --stale).\n"
+    "Needs root to read the manifests.\n";
 
 static const char usage_ctl[] =
-    "Usage: mrcemu ctl [--topology TOPOLOGY.ini] NODE COMMAND [ARG]...\n"
-    "       mrcemu ctl [--topology TOPOLOGY.ini] start\n"
+    "Usage: mrcemu ctl [--name NAME | --topology TOPOLOGY.ini] NODE COMMAND [ARG]...\n"
+    "       mrcemu ctl [--name NAME | --topology TOPOLOGY.ini] start\n"
     "\n"
     "`start` starts every daemon of the emulation `mrcemu up --paused` left waiting\n"
-    "(the topology's, or the only paused one) on one epoch, at the scale of `up`.\n"
+    "(the named one, the topology's, or the only paused one) on one epoch, at the\n"
+    "scale of `up`.\n"
     "\n"
     "Send one command line to the running daemon of NODE (over its control socket\n"
-    "" LAUNCH_RUN_ROOT "/<emulation>/NODE.ctl) and print its reply.  The emulation is the\n"
-    "one running with a node of that name; name it with --topology when several do.\n"
+    "" LAUNCH_RUN_ROOT "/<emulation>/NODE.ctl) and print its reply (docs/control.md).\n"
+    "Without --name or --topology the emulation is the only one running with a node\n"
+    "of that name; when several do, ctl refuses to guess and names them.\n"
     "\n"
     "Commands (the daemon contract):\n"
     "  status            state=waiting|running|stopping, vt_ps, sends=done/total,\n"
@@ -275,6 +309,7 @@ static const char usage_ctl[] =
     "  stop              flush the records and exit\n"
     "\n"
     "Options:\n"
+    "  -n, --name NAME               the emulation of that name (see mrcemu list)\n"
     "  -t, --topology TOPOLOGY.ini   the emulation of this topology file\n"
     "  -h, --help                    this text\n"
     "\n"
@@ -316,6 +351,9 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'q':
 		o->quiet = true;
 		return -1;
+	case 'n':
+		o->name = optarg;
+		return -1;
 	case 'h':
 		fputs(usage, stdout);
 		return 0;
@@ -330,6 +368,7 @@ static int cmd_run(int argc, char **argv)
 					     {"capture", no_argument, NULL, 'c'},
 					     {"scale", required_argument, NULL, 'S'},
 					     {"until", required_argument, NULL, 'u'},
+					     {"name", required_argument, NULL, 'n'},
 					     {"quiet", no_argument, NULL, 'q'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
@@ -337,7 +376,7 @@ static int cmd_run(int argc, char **argv)
 	struct launch_result r;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cS:u:qh", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "o:cS:u:n:qh", opts, NULL)) != -1)
 		if ((rc = launch_option("run", c, &o, usage_run)) >= 0)
 			return rc;
 	if (optind < argc)
@@ -356,12 +395,13 @@ static int cmd_up(int argc, char **argv)
 					     {"capture", no_argument, NULL, 'c'},
 					     {"scale", required_argument, NULL, 'S'},
 					     {"paused", no_argument, NULL, 'P'},
+					     {"name", required_argument, NULL, 'n'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct launch_options o = {0};
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cS:Ph", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "o:cS:Pn:h", opts, NULL)) != -1)
 		if (c == 'P')
 			o.paused = true;
 		else if ((rc = launch_option("up", c, &o, usage_up)) >= 0)
@@ -372,31 +412,81 @@ static int cmd_up(int argc, char **argv)
 	return launch_up(&o, stdout, stderr);
 }
 
+/* `down ARG`: a topology file when ARG is a file or ends in .ini, else a
+ * name. */
+static bool is_topology(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return access(arg, F_OK) == 0 || (n > 4 && !strcmp(arg + n - 4, ".ini"));
+}
+
 static int cmd_down(int argc, char **argv)
 {
+	static const struct option opts[] = {{"name", required_argument, NULL, 'n'},
+					     {"stale", no_argument, NULL, 's'},
+					     {"all", no_argument, NULL, 'a'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	struct launch_down_options o = {0};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+		if (c == 'n')
+			o.name = optarg;
+		else if (c == 's')
+			o.stale = true;
+		else if (c == 'a')
+			o.all = true;
+		else if (c == 'h') {
+			fputs(usage_down, stdout);
+			return 0;
+		} else
+			return bad_option("down");
+	}
+	if (optind < argc && !o.name) {
+		if (is_topology(argv[optind]))
+			o.topology = argv[optind];
+		else
+			o.name = argv[optind];
+		optind++;
+	}
+	if (optind < argc)
+		return bad_usage("down", "one emulation at most");
+	if ((o.stale || o.all) + (o.name || o.topology) + (o.stale && o.all) != 1)
+		return bad_usage("down",
+				 "needs one of NAME, TOPOLOGY.ini, --name NAME, --stale, --all");
+	return launch_down(&o, stdout, stderr);
+}
+
+static int cmd_list(int argc, char **argv)
+{
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(usage_down, stdout);
+		fputs(usage_list, stdout);
 		return 0;
 	}
-	if (argc != 2 || argv[1][0] == '-')
-		return bad_usage("down", "needs one topology file");
-	return launch_down(argv[1], stdout, stderr);
+	if (argc > 1)
+		return bad_usage("list", "takes no arguments");
+	return launch_list(stdout, stderr);
 }
 
 static int cmd_ctl(int argc, char **argv)
 {
 	static const struct option opts[] = {{"topology", required_argument, NULL, 't'},
+					     {"name", required_argument, NULL, 'n'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
-	const char *topology = NULL;
+	const char *topology = NULL, *name = NULL;
 	char line[1024] = "";
 	size_t n = 0;
 	int c;
 
 	/* '+': options end at NODE, so "port 0 down" is the command's. */
-	while ((c = getopt_long(argc, argv, "+t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+t:n:h", opts, NULL)) != -1) {
 		if (c == 't')
 			topology = optarg;
+		else if (c == 'n')
+			name = optarg;
 		else if (c == 'h') {
 			fputs(usage_ctl, stdout);
 			return 0;
@@ -404,7 +494,7 @@ static int cmd_ctl(int argc, char **argv)
 			return bad_option("ctl");
 	}
 	if (argc - optind == 1 && !strcmp(argv[optind], "start"))
-		return launch_start(topology, stdout, stderr);
+		return launch_start(topology, name, stdout, stderr);
 	if (argc - optind < 2)
 		return bad_usage("ctl", "needs a node and a command");
 	for (int i = optind + 1; i < argc; i++) {
@@ -412,7 +502,7 @@ static int cmd_ctl(int argc, char **argv)
 			return bad_usage("ctl", "command too long or with a newline");
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? " " : "", argv[i]);
 	}
-	return launch_ctl(topology, argv[optind], line, stdout, stderr);
+	return launch_ctl(topology, name, argv[optind], line, stdout, stderr);
 }
 
 static int cmd_export(int argc, char **argv)
@@ -465,7 +555,7 @@ int main(int argc, char **argv)
 	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
 		    {"run", cmd_run},	{"up", cmd_up},
 		    {"down", cmd_down}, {"ctl", cmd_ctl},
-		    {"export", cmd_export}, {"import", cmd_import}};
+		    {"export", cmd_export}, {"import", cmd_import}, {"list", cmd_list}};
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

@@ -61,7 +61,7 @@ check mrcgen-sent test $? -eq 0 || sed 's/^/# /' "$tmp/mrcgen.out"
 
 stats=
 for _ in $(seq 100); do
-	stats=$("$MRCEMU" ctl --topology "$tmp/x.ini" h0 stats 2>/dev/null)
+	stats=$("$MRCEMU" ctl --name "$emu" h0 stats 2>/dev/null)
 	case " $stats " in *" msgs_received=1 "*) break ;; esac
 	sleep 0.1
 done

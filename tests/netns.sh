@@ -121,14 +121,14 @@ if "$MRCEMU" up "$tmp/live.ini" -o "$tmp/live" >"$tmp/up.out" 2>"$tmp/up.err"; t
 		2>"$tmp/tcpdump.err" &
 	dump=$!
 	for _ in $(seq 50); do grep -qs listening "$tmp/tcpdump.err" && break; sleep 0.1; done
-	reply=$("$MRCEMU" ctl h0 post h1 1MiB)
+	reply=$("$MRCEMU" ctl --name "${emu}u" h0 post h1 1MiB)
 	check ctl-post-ok test "${reply%% *}" = ok
-	"$MRCEMU" ctl h0 bogus-command >/dev/null
+	"$MRCEMU" ctl --name "${emu}u" h0 bogus-command >/dev/null
 	check ctl-error-exit-1 test $? -eq 1
 	"$MRCEMU" ctl --topology "$tmp/live.ini" h1 status >"$tmp/status.out"
 	check ctl-status grep -q '^ok state=running' "$tmp/status.out"
 	for _ in $(seq 100); do
-		"$MRCEMU" ctl h0 status | grep -q 'sends=1/1' && break
+		"$MRCEMU" ctl --name "${emu}u" h0 status | grep -q 'sends=1/1' && break
 		sleep 0.1
 	done
 	sleep 0.2

@@ -1,4 +1,5 @@
-# mrcemu — one entry point: all, test, check, demo, bench, clean, install.
+# mrcemu — one entry point: all, test, check, demo, bench, clean, install,
+# uninstall.
 # Objects and binaries go under $(BUILD); `make check` rebuilds everything
 # under build/asan with AddressSanitizer and UndefinedBehaviorSanitizer.
 
@@ -6,6 +7,7 @@
 DPDK     ?=
 BUILD    ?= build$(if $(filter 1,$(DPDK)),/dpdk)
 PREFIX   ?= /usr/local
+VERSION  := $(shell cat VERSION)
 CC       ?= cc
 SANITIZE ?=
 # Link-time optimization: the per-hop calls between modules (event queue,
@@ -76,7 +78,7 @@ FUZZ_TIME ?= 15
 
 # Quiet unless V=1: one line a file, and only when there is work.
 Q := $(if $(V),,@)
-.PHONY: all test check demo bench clean install fuzz
+.PHONY: all test check demo bench clean install uninstall fuzz
 .SECONDARY: # keep test objects between builds
 all: $(BINS) $(TESTS) $(TOOLS) $(FUZZ_REPLAY)
 
@@ -99,6 +101,10 @@ $(BUILD)/obj/gen/chakra.pb-c.o: $(GEN)/chakra.pb-c.c
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
+
+# `mrcemu --version`: the VERSION file.
+$(BUILD)/obj/emulator/mrcemu.o: override CFLAGS += -DMRCEMU_VERSION='"$(VERSION)"'
+$(BUILD)/obj/emulator/mrcemu.o: VERSION
 
 $(BUILD)/mrcemu: $(BUILD)/obj/emulator/mrcemu.o $(LIB)
 	$(if $(Q),@echo "  LD      $@")
@@ -141,10 +147,58 @@ demo: all
 bench: all
 	@scripts/bench $(BUILD)
 
+# `make install PREFIX=/usr DESTDIR=/tmp/pkg`, laid out as Debian tools are:
+# mrcemu in bin; the daemons in libexec/mrcemu (the launcher finds them
+# there); topologies, workloads, mrc.lua and the Python tools in
+# share/mrcemu (an installed mrcemu finds its default topology there); the
+# dissector also where Wireshark loads global Lua plugins; man pages, bash
+# completion and the documents.  `make uninstall` removes exactly these.
+BINDIR     ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/mrcemu
+DATADIR    ?= $(PREFIX)/share/mrcemu
+MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/mrcemu
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Asked of tshark only when installing; without it, beside the prefix.
+WIRESHARK_PLUGINDIR ?= $(or $(shell tshark -G folders 2>/dev/null | \
+	sed -n 's/^Global Lua Plugins:[[:space:]]*//p'),$(PREFIX)/lib/wireshark/plugins)
+PYTOOLS  := scripts/mrcgen scripts/mrc_scapy.py scripts/gen-leafspine
+MANPAGES := docs/man/mrcemu.1 docs/man/mrcemu-topology.5 docs/man/nicd.8 docs/man/switchd.8
+DOCS     := $(filter-out docs/README.md,$(wildcard docs/*.md)) LICENSE README.md
+# bin/NAME -> share/mrcemu/python/TOOL, relative so the tree can move.
+PYREL     = $(shell realpath -m --relative-to=$(BINDIR) $(DATADIR))/python
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mrcemu
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 pcap/mrc.lua $(DESTDIR)$(PREFIX)/share/mrcemu/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/configs/workloads \
+		$(DESTDIR)$(DATADIR)/python $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(WIRESHARK_PLUGINDIR)
+	install -m 0755 $(BUILD)/mrcemu $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/nicd $(BUILD)/switchd $(DESTDIR)$(LIBEXECDIR)/
+	install -m 0644 configs/*.ini $(DESTDIR)$(DATADIR)/configs/
+	install -m 0644 configs/workloads/* $(DESTDIR)$(DATADIR)/configs/workloads/
+	install -m 0644 pcap/mrc.lua $(DESTDIR)$(DATADIR)/
+	install -m 0644 pcap/mrc.lua $(DESTDIR)$(WIRESHARK_PLUGINDIR)/
+	install -m 0755 scripts/mrcgen scripts/gen-leafspine $(DESTDIR)$(DATADIR)/python/
+	install -m 0644 scripts/mrc_scapy.py $(DESTDIR)$(DATADIR)/python/
+	ln -sf $(PYREL)/mrcgen $(DESTDIR)$(BINDIR)/mrcgen
+	ln -sf $(PYREL)/gen-leafspine $(DESTDIR)$(BINDIR)/mrcemu-gen-leafspine
+	install -m 0644 docs/man/mrcemu.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/man/mrcemu-topology.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 docs/man/nicd.8 docs/man/switchd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 scripts/mrcemu.bash-completion $(DESTDIR)$(BASHCOMPDIR)/mrcemu
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/mrcemu $(DESTDIR)$(BINDIR)/mrcgen \
+		$(DESTDIR)$(BINDIR)/mrcemu-gen-leafspine \
+		$(DESTDIR)$(LIBEXECDIR)/nicd $(DESTDIR)$(LIBEXECDIR)/switchd \
+		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/mrc.lua \
+		$(DESTDIR)$(MANDIR)/man1/mrcemu.1 $(DESTDIR)$(MANDIR)/man5/mrcemu-topology.5 \
+		$(DESTDIR)$(MANDIR)/man8/nicd.8 $(DESTDIR)$(MANDIR)/man8/switchd.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/mrcemu
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(LIBEXECDIR)
 
 clean:
 	rm -rf build

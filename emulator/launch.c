@@ -261,13 +261,20 @@ static bool bindir_find(struct launch *l)
 	return true;
 }
 
-/* The daemon of each node, found next to mrcemu (docs/architecture.md, Layout). */
+/* The daemon of each node: next to mrcemu (build/), or in the installed
+ * tree's libexec/mrcemu/ (docs/architecture.md, Layout). */
 static int daemons_find(struct launch *l)
 {
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX + 32];
 
 	if (!bindir_find(l))
 		return fail(l, "cannot find where mrcemu is installed (/proc/self/exe)");
+	snprintf(path, sizeof(path), "%s/../libexec/mrcemu/nicd", l->bindir);
+	if (access(path, X_OK) == 0) {
+		snprintf(path, sizeof(path), "%s/../libexec/mrcemu", l->bindir);
+		if (!realpath(path, l->bindir))
+			return fail(l, "%s: %s", path, strerror(errno));
+	}
 	for (int i = 0; i < l->t->nnodes; i++) {
 		enum node_kind k = l->t->nodes[i].kind;
 		l->d[i].prog = k == NODE_NIC ? "nicd" : k == NODE_SWITCH ? "switchd" : NULL;

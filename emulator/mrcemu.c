@@ -2,6 +2,7 @@
  * down, ctl, attributes.  run/up/down/ctl are the launcher (launch.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,59 @@
 #include "config.h"
 #include "import.h"
 #include "launch.h"
+#include "records.h"
 #include "sim.h"
 #include "time.h"
 
 #define DEFAULT_TOPOLOGY "configs/default.ini"
+#ifndef MRCEMU_VERSION
+#define MRCEMU_VERSION "unknown"
+#endif
+
+/* Where an installed mrcemu keeps its data: <prefix>/share/mrcemu, found
+ * from /proc/self/exe (<prefix>/bin/mrcemu), so a tree moved elsewhere
+ * still works.  False when mrcemu is not installed (build/). */
+static bool exe_dir(char *buf, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return false;
+	*slash = '\0';
+	snprintf(buf, len, "%s", exe);
+	return true;
+}
+
+static bool share_dir(char *buf, size_t len)
+{
+	char dir[PATH_MAX];
+
+	if (!exe_dir(dir, sizeof(dir)))
+		return false;
+	snprintf(buf, len, "%s/../share/mrcemu", dir);
+	return access(buf, R_OK | X_OK) == 0;
+}
+
+/* A topology argument: the file as given when it exists; else, for an
+ * installed mrcemu, the one of that name among its configs (so `mrcemu sim`
+ * and `mrcemu sim incast-8.ini` work from any folder). */
+static const char *topology_path(const char *arg)
+{
+	static char found[PATH_MAX + 64];
+	char share[PATH_MAX];
+	const char *base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+
+	if (access(arg, F_OK) == 0 || !share_dir(share, sizeof(share)))
+		return arg;
+	if (strchr(arg, '/') && strncmp(arg, "configs/", 8))
+		return arg;
+	snprintf(found, sizeof(found), "%s/configs/%s", share, base);
+	return access(found, F_OK) == 0 ? found : arg;
+}
 
 static const char usage_main[] =
     "Usage: mrcemu COMMAND [OPTIONS]\n"
@@ -31,9 +81,13 @@ static const char usage_main[] =
     "  attributes             list every attribute with its default and range\n"
     "  export FORMAT          the topology's workload as Chakra traces or as CSV\n"
     "  import htsim TOPO CM -o DIR  an htsim scenario as a topology and workload\n"
+    "  wireshark-plugin       install the MRC dissector for this user\n"
     "\n"
-    "`mrcemu COMMAND --help` describes each command.  With no topology, sim and run\n"
-    "use " DEFAULT_TOPOLOGY ".\n";
+    "Options: --help, --version.\n"
+    "\n"
+    "`mrcemu COMMAND --help` describes each command; man mrcemu, and the pages in\n"
+    "docs/, say more.  With no topology, sim and run use " DEFAULT_TOPOLOGY ", or\n"
+    "the one installed in <prefix>/share/mrcemu/configs/.\n";
 
 static const char usage_sim[] =
     "Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME] [-q]\n"
@@ -147,6 +201,7 @@ static int cmd_sim(int argc, char **argv)
 		o.topology = argv[optind++];
 	if (optind < argc)
 		return bad_usage("sim", "one topology file at most");
+	o.topology = topology_path(o.topology);
 	rc = sim_run(&o, &r, stderr);
 	if (rc != 2 && !o.quiet)
 		sim_print_summary(&r, stdout);
@@ -383,6 +438,7 @@ static int cmd_run(int argc, char **argv)
 		o.topology = argv[optind++];
 	if (optind < argc)
 		return bad_usage("run", "one topology file at most");
+	o.topology = topology_path(o.topology);
 	rc = launch_run(&o, &r, stderr);
 	if (r.merged && !o.quiet)
 		launch_print_summary(&r, stdout);
@@ -408,7 +464,7 @@ static int cmd_up(int argc, char **argv)
 			return rc;
 	if (optind + 1 != argc)
 		return bad_usage("up", "needs one topology file");
-	o.topology = argv[optind];
+	o.topology = topology_path(argv[optind]);
 	return launch_up(&o, stdout, stderr);
 }
 
@@ -546,6 +602,66 @@ static int cmd_import(int argc, char **argv)
 	return import_htsim(argv[optind + 1], argv[optind + 2], outdir, stderr);
 }
 
+static const char usage_wireshark_plugin[] =
+    "Usage: mrcemu wireshark-plugin\n"
+    "\n"
+    "Copy the MRC dissector mrc.lua into this user's Wireshark plugin folder,\n"
+    "~/.local/lib/wireshark/plugins/, so that Wireshark and tshark decode MRC\n"
+    "without -X lua_script:.  The copy comes\n"
+    "from the installed tree (<prefix>/share/mrcemu/mrc.lua) or the source tree\n"
+    "(pcap/mrc.lua).  `make install` also puts it in Wireshark's global plugin\n"
+    "folder.\n";
+
+static bool copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	size_t n;
+	bool ok = true;
+	FILE *in = fopen(from, "rbe"), *out;
+
+	if (!in)
+		return false;
+	out = fopen(to, "wbe");
+	while (out && ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ok = fwrite(buf, 1, n, out) == n;
+	fclose(in);
+	return out && fclose(out) == 0 && ok;
+}
+
+static int cmd_wireshark_plugin(int argc, char **argv)
+{
+	char share[PATH_MAX], from[PATH_MAX + 16], dir[PATH_MAX], to[PATH_MAX + 16];
+	const char *home = getenv("HOME");
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage_wireshark_plugin, stdout);
+		return 0;
+	}
+	if (argc > 1)
+		return bad_usage("wireshark-plugin", "takes no arguments");
+	if (share_dir(share, sizeof(share)))
+		snprintf(from, sizeof(from), "%s/mrc.lua", share);
+	else if (exe_dir(share, sizeof(share))) /* build/mrcemu: the source tree's */
+		snprintf(from, sizeof(from), "%s/../pcap/mrc.lua", share);
+	else
+		snprintf(from, sizeof(from), "pcap/mrc.lua");
+	if (!home || !*home)
+		return bad_usage("wireshark-plugin", "HOME is not set");
+	snprintf(dir, sizeof(dir), "%s/.local/lib/wireshark/plugins", home);
+	if (!records_mkdir(dir)) {
+		fprintf(stderr, "mrcemu wireshark-plugin: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	snprintf(to, sizeof(to), "%s/mrc.lua", dir);
+	if (!copy_file(from, to)) {
+		fprintf(stderr, "mrcemu wireshark-plugin: %s -> %s: %s\n", from, to,
+			strerror(errno));
+		return 1;
+	}
+	printf("installed %s (Wireshark and tshark load it at start)\n", to);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	opterr = 0;
@@ -555,8 +671,13 @@ int main(int argc, char **argv)
 	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
 		    {"run", cmd_run},	{"up", cmd_up},
 		    {"down", cmd_down}, {"ctl", cmd_ctl},
-		    {"export", cmd_export}, {"import", cmd_import}, {"list", cmd_list}};
+		    {"export", cmd_export}, {"import", cmd_import}, {"list", cmd_list},
+		    {"wireshark-plugin", cmd_wireshark_plugin}};
 
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("mrcemu %s\n", MRCEMU_VERSION);
+		return 0;
+	}
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

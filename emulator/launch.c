@@ -909,15 +909,28 @@ static int exits_check(struct launch *l)
 	return rc;
 }
 
-static int finish(struct launch *l, struct launch_result *r)
+/* OUTDIR/summary.json: the summary's figures, and the emulation's own. */
+static void summary_json(const struct launch_result *r, FILE *report)
+{
+	char extra[512];
+
+	snprintf(extra, sizeof(extra),
+		 "  \"virtual_end_ps\": %llu,\n  \"scale\": %llu,\n  \"frames\": %llu,\n"
+		 "  \"stamped\": %llu,\n  \"causality_violations\": %llu,\n"
+		 "  \"late_p50_ns\": %llu,\n  \"late_p99_ns\": %llu,\n  \"late_max_ns\": %llu",
+		 (unsigned long long)r->end, (unsigned long long)r->scale,
+		 (unsigned long long)r->frames, (unsigned long long)r->stamped,
+		 (unsigned long long)r->violations, (unsigned long long)r->late_p50_ns,
+		 (unsigned long long)r->late_p99_ns, (unsigned long long)r->late_max_ns);
+	outcome_write_json(&r->o, r->outdir, extra, report);
+}
+
+/* The daemons have stopped: their records merged into OUTDIR, with the
+ * summary's figures in r and OUTDIR/summary.json. */
+static int merge(struct launch *l, struct launch_result *r)
 {
 	struct launch_lateness lat = {0};
-	int rc;
 
-	r->end = vclock_at(&l->clock, launch_mono_ns());
-	stats_collect(l, r);
-	stop_daemons(l);
-	rc = exits_check(l);
 	if (!launch_merge(l->t, &l->w, l->outdir, &r->o, &lat, l->report))
 		return 1;
 	r->merged = true;
@@ -928,12 +941,38 @@ static int finish(struct launch *l, struct launch_result *r)
 	r->late_p50_ns = lat.late_p50_ns;
 	r->late_p99_ns = lat.late_p99_ns;
 	r->late_max_ns = lat.late_max_ns;
+	summary_json(r, l->report);
+	return 0;
+}
+
+static int finish(struct launch *l, struct launch_result *r)
+{
+	int rc;
+
+	r->end = vclock_at(&l->clock, launch_mono_ns());
+	stats_collect(l, r);
+	stop_daemons(l);
+	rc = exits_check(l);
+	if (merge(l, r))
+		return 1;
 	if (!rc && (r->o.completed < r->o.messages || r->o.unverified))
 		rc =
 		    fail(l, "%llu of %llu messages did not complete verified (see %s/messages.csv)",
 			 (unsigned long long)(r->o.messages - r->o.completed + r->o.unverified),
 			 (unsigned long long)r->o.messages, l->outdir);
 	return rc;
+}
+
+/* SIGINT, SIGTERM or SIGHUP after the start: what the daemons did so far
+ * is still merged and summarised, as `mrcemu down` would. */
+static void finish_interrupted(struct launch *l, struct launch_result *r)
+{
+	if (!l->clock.epoch_ns || r->merged)
+		return;
+	r->end = vclock_at(&l->clock, launch_mono_ns());
+	stats_collect(l, r);
+	stop_daemons(l);
+	merge(l, r);
 }
 
 /* ---- tearing down ---------------------------------------------------------------- */
@@ -1003,8 +1042,10 @@ int launch_run(const struct launch_options *o, struct launch_result *r, FILE *re
 		rc = rc ? rc : follow(&l);
 		rc = rc ? rc : finish(&l, r);
 	}
-	if (l.signal)
+	if (l.signal) {
 		interrupted(&l);
+		finish_interrupted(&l, r);
+	}
 	teardown(&l);
 	if (l.signal)
 		rc = 128 + l.signal;

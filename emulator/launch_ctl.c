@@ -160,6 +160,7 @@ static bool merge_records(const struct launch_manifest *m, FILE *out, FILE *repo
 		fprintf(report, "mrcemu down: %s\n", err);
 	ok = launch_merge(t, &w, m->outdir, &o, &lat, report);
 	if (ok) {
+		outcome_write_json(&o, m->outdir, NULL, report);
 		outcome_print(&o, out);
 		fprintf(out, "causality violations: %llu\nrecords: %s/\n",
 			(unsigned long long)lat.violations, m->outdir);

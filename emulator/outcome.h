@@ -4,6 +4,7 @@
 #ifndef EMULATOR_OUTCOME_H
 #define EMULATOR_OUTCOME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,10 +25,15 @@ typedef uint64_t (*outcome_counter_fn)(const void *node, const char *name);
 void outcome_add_nic(struct run_outcome *o, outcome_counter_fn get, const void *nic);
 void outcome_add_switch(struct run_outcome *o, outcome_counter_fn get, const void *sw);
 
-/* Percentiles of n completion times (sorted in place). */
+/* Percentiles of n completion times (sorted in place), by nearest rank. */
 void outcome_fct(struct run_outcome *o, ps_t *fct, size_t n);
 
 /* The lines on messages, completion times, retransmissions and drops. */
 void outcome_print(const struct run_outcome *o, FILE *out);
+
+/* DIR/summary.json: the same figures (docs/records.md), and `extra`, when
+ * not NULL, as more "key": value lines.  False with one line on report. */
+bool outcome_write_json(const struct run_outcome *o, const char *dir, const char *extra,
+			FILE *report);
 
 #endif

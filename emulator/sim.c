@@ -603,6 +603,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	struct sim s = {0};
 	double cpu0 = cpu_now();
 	int rc = 2;
+	char extra[160];
 
 	memset(r, 0, sizeof(*r));
 	if (!sim_load(&s, o, report))
@@ -650,6 +651,10 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	rc = r->o.completed == r->o.messages && !r->o.unverified && (!s.chakra || r->chakra_done)
 		 ? 0
 		 : 1;
+	snprintf(extra, sizeof(extra), "  \"virtual_end_ps\": %llu,\n  \"events\": %llu",
+		 (unsigned long long)r->end, (unsigned long long)r->events);
+	if (!outcome_write_json(&r->o, r->outdir, extra, report))
+		rc = 2;
 out:
 	if (!close_records(&s))
 		rc = 2;

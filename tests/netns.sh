@@ -95,6 +95,7 @@ check run-summary grep -q '^messages: 3 of 3 completed' "$tmp/run.out"
 check run-summary-violations grep -q '^causality violations: 0 of [1-9]' "$tmp/run.out"
 check run-lateness-rows test "$(tail -n +2 "$tmp/out/lateness.csv" | wc -l)" -eq 3
 check run-records-merged test -s "$tmp/out/mrc-events.csv" -a ! -e "$tmp/out/messages-h0.csv"
+check run-summary-json grep -q '"completed": 3,' "$tmp/out/summary.json"
 check run-nothing-left nothing_left "$emu"
 
 # ---- 2. a live capture decodes with mrc.lua -------------------------------
@@ -181,6 +182,9 @@ wait $run
 rc=$?
 check sigint-exit-130 test $rc -eq 130
 check sigint-says-so grep -q 'interrupted (SIGINT)' "$tmp/int.err"
+# What the daemons did before SIGINT is merged, as `down` would.
+check sigint-records-merged test -s "$tmp/int/messages.csv" -a -s "$tmp/int/summary.json" \
+	-a ! -e "$tmp/int/messages-h0.csv"
 check sigint-nothing-left nothing_left "${emu}i"
 
 # ---- 5. a frame after its stamp is a causality violation ------------------

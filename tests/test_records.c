@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../emulator/outcome.h"
 #include "../emulator/records.h"
 
 static char *slurp(const char *path)
@@ -204,6 +205,46 @@ static void test_mkdir_p(void **state)
 	remove_tree(dir);
 }
 
+/* Completion-time percentiles by nearest rank (docs/records.md, The
+ * summary): rank ceil(p/100 * n), so p99 of fewer than 100 is the max. */
+static void test_nearest_rank_percentiles(void **state)
+{
+	ps_t three[] = {90, 5, 26}, hundred[100], two_hundred[200];
+	struct run_outcome o = {0};
+	char dir[] = "/tmp/mrcemu-summary-XXXXXX", path[64], text[2048] = "";
+	FILE *f;
+
+	(void)state;
+	outcome_fct(&o, three, 3);
+	assert_int_equal(o.fct_p50, 26);
+	assert_int_equal(o.fct_p99, 90);
+	assert_int_equal(o.fct_max, 90);
+	for (int i = 0; i < 100; i++)
+		hundred[i] = (ps_t)(100 - i);
+	outcome_fct(&o, hundred, 100);
+	assert_int_equal(o.fct_p50, 50);
+	assert_int_equal(o.fct_p99, 99);
+	assert_int_equal(o.fct_max, 100);
+	for (int i = 0; i < 200; i++)
+		two_hundred[i] = (ps_t)(i + 1);
+	outcome_fct(&o, two_hundred, 200);
+	assert_int_equal(o.fct_p99, 198);
+	o.messages = 3;
+	o.completed = 3;
+	assert_non_null(mkdtemp(dir));
+	assert_true(outcome_write_json(&o, dir, "  \"extra\": 7", stderr));
+	snprintf(path, sizeof(path), "%s/summary.json", dir);
+	assert_non_null(f = fopen(path, "r"));
+	assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+	fclose(f);
+	unlink(path);
+	rmdir(dir);
+	assert_non_null(strstr(text, "\"percentiles\": \"nearest-rank\""));
+	assert_non_null(strstr(text, "\"fct_p99_ps\": 198,"));
+	assert_non_null(strstr(text, "\"completed\": 3,"));
+	assert_non_null(strstr(text, "\"extra\": 7\n}\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +253,7 @@ int main(void)
 	    cmocka_unit_test(test_wrong_cell_count_aborts),
 	    cmocka_unit_test(test_open_and_close_failures),
 	    cmocka_unit_test(test_mkdir_p),
+	    cmocka_unit_test(test_nearest_rank_percentiles),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -543,6 +543,56 @@ static bool set_auto(enum attr_scope scope, void *obj, const struct attr_def *d,
 	return is_auto;
 }
 
+/* Edit distance, ignoring case, capped: enough to catch a typo. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t sub = diag + (tolower((unsigned char)a[i - 1]) !=
+					     tolower((unsigned char)b[j - 1]));
+			row[j] = sub < up + 1 ? sub : up + 1;
+			row[j] = row[j] < row[j - 1] + 1 ? row[j] : row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *config_closest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = strlen(word) < 5 ? 1 : strlen(word) < 10 ? 2 : 3;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = distance(word, cands[i]);
+		if (d <= best_d && (!best || d < best_d)) {
+			best = cands[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+const char *config_closest_attr(enum attr_scope scope, const char *word)
+{
+	const char *cands[256];
+	size_t n = 0;
+
+	for (const struct attr_def *d = config_attrs; d->name && n < 256; d++)
+		if (d->scope == scope)
+			cands[n++] = d->name;
+	return config_closest(word, cands, n);
+}
+
 bool config_set(enum attr_scope scope, void *obj, const char *name, const char *value, char *err,
 		size_t errlen)
 {
@@ -552,8 +602,10 @@ bool config_set(enum attr_scope scope, void *obj, const char *name, const char *
 	char why[256], range[200];
 
 	if (!d) {
-		snprintf(err, errlen, "%s: unknown attribute of [%s] (see `mrcemu attributes`)",
-			 name, scope_names[scope]);
+		const char *near = config_closest_attr(scope, name);
+		snprintf(err, errlen, "%s: unknown attribute of [%s] (%s%s%ssee `mrcemu attributes`)",
+			 name, scope_names[scope], near ? "did you mean " : "", near ? near : "",
+			 near ? "? " : "");
 		return false;
 	}
 	value = value ? value : "";

@@ -73,6 +73,11 @@ bool config_switch_check(const struct switch_attrs *a, char *err, size_t errlen)
 bool config_set(enum attr_scope scope, void *obj, const char *name, const char *value, char *err,
 		size_t errlen);
 
+/* The candidate closest to word (case aside, a few edits at most), for
+ * "did you mean"; NULL when none is close. */
+const char *config_closest(const char *word, const char *const *cands, size_t n);
+const char *config_closest_attr(enum attr_scope scope, const char *word);
+
 /* The value of attribute d in obj as text that config_set() reads back
  * ("150us", "400Gbps", "256KiB", "LocalDatabase"). Returns buf. */
 char *config_format(const struct attr_def *d, const void *obj, char *buf, size_t len);

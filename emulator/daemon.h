@@ -46,6 +46,8 @@ struct daemon_args {
 	const char *ctl; /* NULL: /run/mrcemu/<emulation>/<node>.ctl */
 	const char *out; /* NULL: out/<emulation> */
 	bool capture;
+	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE, as mrcemu's */
+	int nsets;
 };
 
 /* Parse `prog --topology FILE --node NAME [--port IF]... [--ctl SOCK]

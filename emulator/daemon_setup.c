@@ -28,13 +28,14 @@ int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage
 	    {"topology", required_argument, NULL, 't'}, {"node", required_argument, NULL, 'n'},
 	    {"port", required_argument, NULL, 'p'},	{"ctl", required_argument, NULL, 'C'},
 	    {"out", required_argument, NULL, 'o'},	{"capture", no_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0}};
+	    {"set", required_argument, NULL, 's'},	{"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0}};
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0; /* glibc: a full restart, so tests may parse twice */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:ch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:cs:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			a->topology = optarg;
@@ -57,6 +58,11 @@ int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage
 			break;
 		case 'c':
 			a->capture = true;
+			break;
+		case 's':
+			if (a->nsets == TOPO_MAX_SETS)
+				return bad_arg(err, prog, "too many --set (allowed: 32)", NULL);
+			a->sets[a->nsets++] = optarg;
 			break;
 		case 'h':
 			fputs(usage, out);
@@ -218,7 +224,7 @@ int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 	d->prog = prog;
 	d->timer_fd = d->ctl_fd = -1;
 	d->clock_ns = mono_clock;
-	d->t = topology_load(a->topology, err, sizeof(err));
+	d->t = topology_load_set(a->topology, a->sets, a->nsets, err, sizeof(err));
 	if (!d->t) {
 		fprintf(stderr, "%s\n", err);
 		return 2;

@@ -56,6 +56,8 @@ struct launch {
 	char bindir[PATH_MAX];
 	bool capture, detach, progress, failed, rundir_made, paused;
 	FILE *manifest; /* what this emulation made (launch_manifest.c) */
+	const char *const *sets; /* --set, passed on to every daemon */
+	int nsets;
 	ps_t until;
 	struct vclock clock;
 	sigset_t oldmask;
@@ -387,7 +389,7 @@ static int load(struct launch *l, const struct launch_options *o)
 {
 	char err[TOPO_ERR_MAX], outdir[PATH_MAX];
 
-	l->t = topology_load(o->topology, err, sizeof(err));
+	l->t = topology_load_set(o->topology, o->sets, o->nsets, err, sizeof(err));
 	if (!l->t) {
 		fprintf(l->report, "%s\n", err);
 		return 2;
@@ -398,6 +400,8 @@ static int load(struct launch *l, const struct launch_options *o)
 	}
 	if (o->name)
 		snprintf(l->t->emu.name, sizeof(l->t->emu.name), "%s", o->name);
+	l->sets = o->sets;
+	l->nsets = o->nsets;
 	if (l->t->workload[0] && !workload_load(l->t->workload, l->t, &l->w, err, sizeof(err))) {
 		fprintf(l->report, "%s\n", err);
 		return 2;
@@ -643,12 +647,18 @@ static int daemon_spawn(struct launch *l, int i)
 {
 	struct daemon *d = &l->d[i];
 	char bin[PATH_MAX + 16], err[256];
-	const char *argv[] = {
-	    bin,     "--topology", l->topology, "--node",  l->t->nodes[i].name,
-	    "--ctl", d->ctl,	   "--out",	l->outdir, l->capture ? "--capture" : NULL,
-	    NULL};
+	const char *argv[12 + 2 * TOPO_MAX_SETS] = {
+	    bin, "--topology", l->topology, "--node", l->t->nodes[i].name,
+	    "--ctl", d->ctl, "--out", l->outdir};
+	int argc = 9;
 	FILE *f;
 
+	if (l->capture)
+		argv[argc++] = "--capture";
+	for (int k = 0; k < l->nsets; k++) { /* the daemons see what we see */
+		argv[argc++] = "--set";
+		argv[argc++] = l->sets[k];
+	}
 	snprintf(bin, sizeof(bin), "%s/%s", l->bindir, d->prog);
 	unlink(d->ctl);
 	d->pid = launch_spawn(d->ns, argv, d->log, l->detach, &l->oldmask, err, sizeof(err));

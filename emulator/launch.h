@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "outcome.h"
+#include "topology.h"
 #include "time.h"
 
 /* Where the control sockets, pid files and daemon logs live. */
@@ -26,6 +27,9 @@ struct launch_options {
 	ps_t until;	      /* 0: the topology's, else until the workload ends */
 	bool quiet;	      /* no progress line */
 	bool paused;	      /* up: start nothing until `mrcemu ctl start` */
+	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE, also given to
+					    every daemon */
+	int nsets;
 };
 
 /* What a run did, for the summary and for tests. */

@@ -89,8 +89,17 @@ static const char usage_main[] =
     "docs/, say more.  With no topology, sim and run use " DEFAULT_TOPOLOGY ", or\n"
     "the one installed in <prefix>/share/mrcemu/configs/.\n";
 
+/* --set, shared by sim, run and up (docs/cli.md, Sweeps). */
+#define SET_HELP                                                                                  \
+	"      --set SECTION.ATTRIBUTE=VALUE\n"                                                    \
+	"                     override an attribute after the file: SECTION is emulation,\n"     \
+	"                     nic, switch or link, and the value applies to [emulation] or\n"    \
+	"                     to every NIC, switch or link (e.g. --set nic.MSS=2048); up\n"      \
+	"                     to 32, in order; for sweeps without editing the file\n"
+
 static const char usage_sim[] =
-    "Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME] [-q]\n"
+    "Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME]\n"
+    "                  [--set SECTION.ATTRIBUTE=VALUE]... [-q]\n"
     "\n"
     "Run every NIC and switch of TOPOLOGY.ini in one process on a discrete-event clock,\n"
     "with the workload the file names.  Deterministic: two runs write byte-identical\n"
@@ -104,6 +113,7 @@ static const char usage_sim[] =
     "  -s, --seed N       the random seed (overrides [emulation] seed)\n"
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: when every\n"
     "                     message has completed or failed, or at 1 s at the latest\n"
+    SET_HELP
     "  -q, --quiet        no summary\n"
     "  -h, --help         this text\n"
     "\n"
@@ -153,12 +163,21 @@ static int bad_usage(const char *cmd, const char *msg)
 	return 2;
 }
 
+static bool add_set(const char **sets, int *n, const char *arg)
+{
+	if (*n == TOPO_MAX_SETS)
+		return false;
+	sets[(*n)++] = arg;
+	return true;
+}
+
 static int cmd_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
 					     {"capture", no_argument, NULL, 'c'},
 					     {"seed", required_argument, NULL, 's'},
 					     {"until", required_argument, NULL, 'u'},
+					     {"set", required_argument, NULL, 'X'},
 					     {"quiet", no_argument, NULL, 'q'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
@@ -189,6 +208,10 @@ static int cmd_sim(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = true;
+			break;
+		case 'X':
+			if (!add_set(o.sets, &o.nsets, optarg))
+				return bad_usage("sim", "--set: more than 32 (allowed: at most 32)");
 			break;
 		case 'h':
 			fputs(usage_sim, stdout);
@@ -222,7 +245,7 @@ static int cmd_attributes(int argc, char **argv)
 
 static const char usage_run[] =
     "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME]\n"
-    "                  [--name NAME] [-q]\n"
+    "                  [--name NAME] [--set SECTION.ATTRIBUTE=VALUE]... [-q]\n"
     "\n"
     "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
     "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
@@ -253,6 +276,7 @@ static const char usage_run[] =
     "  -n, --name NAME    the emulation's name instead of the topology's [emulation]\n"
     "                     name (namespaces, run folder, out/NAME; docs/topology.md,\n"
     "                     Names), so one topology can run twice side by side\n"
+    SET_HELP
     "  -q, --quiet        no progress line and no summary\n"
     "  -h, --help         this text\n"
     "\n"
@@ -273,7 +297,7 @@ static const char usage_run[] =
 
 static const char usage_up[] =
     "Usage: mrcemu up TOPOLOGY.ini [-o OUTDIR] [--capture] [--scale N] [--paused]\n"
-    "                 [--name NAME]\n"
+    "                 [--name NAME] [--set SECTION.ATTRIBUTE=VALUE]...\n"
     "\n"
     "Build the namespaces and links of TOPOLOGY.ini as `mrcemu run` does, start its\n"
     "daemons, wait until each is ready, start them on one epoch, and return, leaving\n"
@@ -296,6 +320,7 @@ static const char usage_up[] =
     "  -P, --paused       build and start the daemons, but leave them waiting (no CPU,\n"
     "                     virtual time 0) until `mrcemu ctl start`: attach taps first\n"
     "  -n, --name NAME    the emulation's name instead of the topology's\n"
+    SET_HELP
     "  -h, --help         this text\n"
     "\n"
     "What it creates is listed in " LAUNCH_RUN_ROOT "/<emulation>/manifest as it creates\n"
@@ -409,6 +434,10 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'n':
 		o->name = optarg;
 		return -1;
+	case 'X':
+		if (!add_set(o->sets, &o->nsets, optarg))
+			return bad_usage(cmd, "--set: more than 32 (allowed: at most 32)");
+		return -1;
 	case 'h':
 		fputs(usage, stdout);
 		return 0;
@@ -424,6 +453,7 @@ static int cmd_run(int argc, char **argv)
 					     {"scale", required_argument, NULL, 'S'},
 					     {"until", required_argument, NULL, 'u'},
 					     {"name", required_argument, NULL, 'n'},
+					     {"set", required_argument, NULL, 'X'},
 					     {"quiet", no_argument, NULL, 'q'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
@@ -452,6 +482,7 @@ static int cmd_up(int argc, char **argv)
 					     {"scale", required_argument, NULL, 'S'},
 					     {"paused", no_argument, NULL, 'P'},
 					     {"name", required_argument, NULL, 'n'},
+					     {"set", required_argument, NULL, 'X'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct launch_options o = {0};

@@ -578,7 +578,7 @@ static bool sim_load(struct sim *s, const struct sim_options *o, FILE *report)
 {
 	char err[TOPO_ERR_MAX];
 
-	s->t = topology_load(o->topology, err, sizeof(err));
+	s->t = topology_load_set(o->topology, o->sets, o->nsets, err, sizeof(err));
 	if (!s->t) {
 		fprintf(report, "%s\n", err);
 		return false;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "outcome.h"
+#include "topology.h"
 #include "time.h"
 
 /* Without `until`, a run stops when every message has completed or failed,
@@ -23,6 +24,8 @@ struct sim_options {
 	uint64_t seed; /* overrides the topology's */
 	ps_t until;    /* 0: the topology's, else until the workload ends */
 	bool quiet;    /* no progress line */
+	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE */
+	int nsets;
 };
 
 /* What a run did, for the summary and for tests. */

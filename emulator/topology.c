@@ -263,10 +263,13 @@ static void section_start(struct loader *ld, char *line)
 	} else if (n == 3 && !strcmp(w[0], "link")) {
 		declare_link(ld, hdr, w[1], w[2]);
 	} else {
+		static const char *const kinds[] = {"emulation", "nic",	 "switch",
+						    "external",	 "link", "workload"};
+		const char *near = n ? config_closest(w[0], kinds, 6) : NULL;
 		fail(ld, ld->line,
-		     "[%s]: unknown section (allowed: emulation, nic, switch, nic NAME, "
+		     "[%s]: unknown section (%s%s%sallowed: emulation, nic, switch, nic NAME, "
 		     "switch NAME, external NAME, link A B, workload)",
-		     hdr);
+		     hdr, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
 	}
 }
 
@@ -1076,7 +1079,99 @@ static void loader_free(struct loader *ld)
 	free(ld->buf);
 }
 
+/* One `--set SECTION.ATTRIBUTE=VALUE`: its scope, and the attribute and
+ * value in buf.  False with the reason in why. */
+static bool set_split(const char *text, enum attr_scope *scope, char *buf, size_t len,
+		      char **name, char **value, char *why, size_t whylen)
+{
+	static const char *const sections[] = {"emulation", "nic", "switch", "link"};
+	char *dot, *eq;
+	const char *near;
+
+	snprintf(buf, len, "%s", text);
+	dot = strchr(buf, '.');
+	eq = strchr(buf, '=');
+	if (!dot || !eq || eq < dot) {
+		snprintf(why, whylen, "not SECTION.ATTRIBUTE=VALUE");
+		return false;
+	}
+	*dot = *eq = '\0';
+	*name = dot + 1;
+	*value = eq + 1;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(buf, sections[i])) {
+			*scope = (enum attr_scope)i;
+			return true;
+		}
+	near = config_closest(buf, sections, 4);
+	snprintf(why, whylen, "unknown section '%.40s' (%s%s%sallowed: emulation, nic, switch, link)",
+		 buf, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+	return false;
+}
+
+static bool set_one(struct topology *t, struct loader *ld, enum attr_scope scope,
+		    const char *name, const char *value, char *why, size_t len)
+{
+	bool ok = true;
+
+	if (scope == ATTR_NIC && !strcmp(name, "ip")) {
+		snprintf(why, len, "ip: is per node (allowed: in [nic NAME])");
+		return false;
+	}
+	switch (scope) {
+	case ATTR_EMULATION:
+		ok = config_set(scope, &t->emu, name, value, why, len) &&
+		     topology_name_check(t->emu.name, true, why, len);
+		break;
+	case ATTR_NIC:
+	case ATTR_SWITCH:
+		ok = config_set(scope, scope == ATTR_NIC ? (void *)&ld->nic_def : (void *)&ld->sw_def,
+				name, value, why, len);
+		for (int i = 0; ok && i < t->nnodes; i++) {
+			struct topo_node *n = &t->nodes[i];
+			if (scope == ATTR_NIC && n->kind != NODE_SWITCH)
+				ok = config_set(scope, &n->nic, name, value, why, len);
+			else if (scope == ATTR_SWITCH && n->kind == NODE_SWITCH)
+				ok = config_set(scope, &n->sw, name, value, why, len);
+		}
+		break;
+	case ATTR_LINK:
+		for (int i = 0; ok && i < t->nlinks; i++)
+			ok = config_set(scope, &t->links[i].attrs, name, value, why, len);
+		break;
+	}
+	return ok;
+}
+
+/* The --set overrides, after the file's own values. */
+static void apply_sets(struct loader *ld, const char *const *sets, int nsets)
+{
+	char buf[512], why[256], *name, *value;
+	enum attr_scope scope;
+
+	if (nsets > TOPO_MAX_SETS) {
+		snprintf(ld->err, ld->errlen, "--set: %d given (allowed: at most %d)", nsets,
+			 TOPO_MAX_SETS);
+		ld->failed = true;
+		return;
+	}
+	for (int i = 0; i < nsets && !ld->failed; i++) {
+		if (set_split(sets[i], &scope, buf, sizeof(buf), &name, &value, why,
+			      sizeof(why)) &&
+		    set_one(ld->t, ld, scope, name, value, why, sizeof(why)))
+			continue;
+		snprintf(ld->err, ld->errlen, "--set %.200s: %s", sets[i], why);
+		ld->failed = true;
+	}
+}
+
 struct topology *topology_load(const char *path, char *err, size_t errlen)
+{
+	return topology_load_set(path, NULL, 0, err, errlen);
+}
+
+struct topology *topology_load_set(const char *path, const char *const *sets, int nsets,
+				   char *err, size_t errlen)
 {
 	struct topology *t = calloc(1, sizeof *t);
 	struct loader ld = {.t = t, .cur = -1, .err = err, .errlen = errlen};
@@ -1103,6 +1198,9 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	assign_macs(t);
 	if (!ld.failed) {
 		apply_node_attributes(&ld);
+	}
+	if (!ld.failed) {
+		apply_sets(&ld, sets, nsets);
 	}
 	if (!ld.failed) {
 		connect_links(&ld);

@@ -96,6 +96,16 @@ struct topology {
 
 /* Read and check a topology file.  Returns NULL and fills err on error. */
 struct topology *topology_load(const char *path, char *err, size_t errlen);
+
+/* At most this many `--set` overrides. */
+#define TOPO_MAX_SETS 32
+
+/* topology_load with `--set SECTION.ATTRIBUTE=VALUE` overrides (SECTION:
+ * emulation, nic, switch, link), applied after the file: to [emulation],
+ * or to every NIC, switch or link, whatever the file set (docs/cli.md).
+ * A bad one: "--set TEXT: reason" in err. */
+struct topology *topology_load_set(const char *path, const char *const *sets, int nsets,
+				   char *err, size_t errlen);
 void topology_free(struct topology *t);
 
 int topology_find(const struct topology *t, const char *name);

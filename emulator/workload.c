@@ -110,21 +110,21 @@ static bool parse_id(const char *s, uint64_t *id)
 	return !*end && !errno && *id > 0;
 }
 
-static bool check_header(struct wl_loader *ld, char *line)
+static bool check_header(struct wl_loader *ld, int lineno, char *line)
 {
 	char *cells[WORKLOAD_COLUMNS + 1];
 	int n = split(line, cells);
 
 	for (int i = 0; i < WORKLOAD_COLUMNS; i++) {
 		if (i >= n || strcmp(cells[i], columns[i])) {
-			wl_fail(ld, 1, "header",
+			wl_fail(ld, lineno, "header",
 				"expected 'id,at,src,dst,bytes,after' (column %d is '%s')", i + 1,
 				i < n ? cells[i] : "");
 			return false;
 		}
 	}
 	if (n > WORKLOAD_COLUMNS) {
-		wl_fail(ld, 1, "header",
+		wl_fail(ld, lineno, "header",
 			"more than 6 columns (allowed: id,at,src,dst,bytes,after)");
 		return false;
 	}
@@ -350,23 +350,29 @@ static void read_rows(struct wl_loader *ld, FILE *f)
 	char *buf = NULL, *cells[WORKLOAD_COLUMNS + 1];
 	size_t cap = 0;
 	int line = 0;
+	bool header = false;
 
 	ssize_t n;
 
+	/* Blank lines and lines starting with '#' are comments, before the
+	 * header too (docs/topology.md, Workload file). */
 	while (!ld->failed && (n = getline(&buf, &cap, f)) >= 0) {
 		bool nul = memchr(buf, '\0', (size_t)n) != NULL;
 		char *s = trim(buf);
 		line++;
 		if (nul) {
 			wl_fail(ld, line, "line", "holds a NUL byte (allowed: text)");
-		} else if (line == 1) {
-			check_header(ld, s);
-		} else if (*s && *s != '#') {
+		} else if (!*s || *s == '#') {
+			continue;
+		} else if (!header) {
+			header = check_header(ld, line, s);
+		} else {
 			parse_row(ld, line, cells, split(s, cells));
 		}
 	}
-	if (!ld->failed && line == 0) {
-		wl_fail(ld, 1, "header", "the file is empty (allowed: id,at,src,dst,bytes,after)");
+	if (!ld->failed && !header) {
+		wl_fail(ld, line ? line : 1, "header",
+			"no header row (allowed: id,at,src,dst,bytes,after, after '#' comments)");
 	}
 	free(buf);
 }

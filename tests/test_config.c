@@ -243,7 +243,7 @@ static void test_set_errors_name_the_range(void **state)
 	expect_error(ATTR_NIC, "QPGroupsEnabled", "maybe",
 		     "QPGroupsEnabled: 'maybe' is not a boolean (true false on off yes no 1 0)");
 	expect_error(ATTR_NIC, "Mss", "4096",
-		     "Mss: unknown attribute of [nic] (see `mrcemu attributes`)");
+		     "Mss: unknown attribute of [nic] (did you mean MSS? see `mrcemu attributes`)");
 	expect_error(ATTR_SWITCH, "MSS", "4096",
 		     "MSS: unknown attribute of [switch] (see `mrcemu attributes`)");
 	expect_error(ATTR_SWITCH, "EcnPmax", "1.5", "EcnPmax: 1.5 is out of range (allowed: 0..1)");

@@ -572,6 +572,22 @@ static void test_workload_good(void **state)
 	assert_int_equal(workload_find(&w, 3), 2);
 	assert_int_equal(workload_find(&w, 4), -1);
 	workload_free(&w);
+
+	/* Comments and blank lines, before the header too (docs/topology.md). */
+	char *path = write_temp("# a sweep point\n\n  # indented\nid,at,src,dst,bytes,after\n"
+				"\n# the first message\n1,0ns,h0,h1,4KiB,\n  \n2,1us,h1,h0,8KiB,1\n");
+	if (!workload_load(path, t, &w, err, sizeof err))
+		fail_msg("%s", err);
+	unlink(path);
+	assert_int_equal(w.count, 2);
+	assert_int_equal(w.msgs[0].line, 7);
+	assert_int_equal(w.msgs[1].line, 9);
+	assert_int_equal(w.msgs[1].nafter, 1);
+	workload_free(&w);
+	path = write_temp("# only comments\n\n");
+	assert_false(workload_load(path, t, &w, err, sizeof err));
+	unlink(path);
+	assert_non_null(strstr(err, ":2: header: no header row"));
 	topology_free(t);
 }
 

@@ -562,15 +562,30 @@ static void sim_free(struct sim *s)
 	topology_free(s->t);
 }
 
+static int node_rank(void *ctx, const char *node)
+{
+	return topology_find(ctx, node);
+}
+
+/* The time-ordered records end in the order `mrcemu run` merges them (by
+ * time, then node), so both hosts agree byte for byte (docs/promises.md). */
 static bool close_records(struct sim *s)
 {
 	bool ok = true;
-	struct csv *all[] = {s->rec.stats, s->rec.events, s->rec.monitor,
-			     s->rec.cc,	   s->messages,	  s->switch_stats, s->chakra_nodes};
+	struct csv *timed[] = {s->rec.stats, s->rec.events, s->rec.monitor, s->rec.cc,
+			       s->switch_stats};
+	char path[4096];
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (all[i] && !csv_close(all[i]))
-			ok = false;
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+		if (!timed[i])
+			continue;
+		snprintf(path, sizeof(path), "%s", timed[i]->path);
+		ok &= csv_close(timed[i]) && records_sort_by_time_node(path, node_rank, s->t);
+	}
+	if (s->messages && !csv_close(s->messages))
+		ok = false;
+	if (s->chakra_nodes && !csv_close(s->chakra_nodes))
+		ok = false;
 	return ok;
 }
 

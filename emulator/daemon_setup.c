@@ -11,7 +11,7 @@
 
 const char DAEMON_LATENESS_HEADER[] =
     "node,frames,stamped,violations,late_p50_ns,late_p99_ns,late_max_ns,wake_p50_ns,"
-    "wake_p99_ns,wake_max_ns";
+    "wake_p99_ns,wake_max_ns,promises_sent,promises_received,promise_waits,promise_wait_ns";
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -138,6 +138,7 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 		/* docs/architecture.md: trailers only on links to mrcemu daemons. */
 		port->stamped = d->t->nodes[tp->peer].kind != NODE_EXTERNAL;
 		port->rx_id = (uint32_t)(d->node * TOPO_MAX_PORTS + i); /* as mrcemu sim */
+		port->ser_min = time_serialize(WIRE_MIN_LEN, topology_port_rate(d->t, d->node, i));
 	}
 }
 
@@ -225,6 +226,10 @@ int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 	}
 	if ((rc = init_node(d, a, kind)))
 		return rc;
+	if (!link_lookahead_check(d->t, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
 	init_ports(d, a);
 	d->capture = a->capture || d->t->emu.capture;
 	if (!(d->q = events_new()) || !pkt_pool_init(&d->pool, DAEMON_RX_SLAB, 0)) {

@@ -163,7 +163,7 @@ static void merge_records(const struct topology *t, const char *rundir, FILE *ou
 		snprintf(path, sizeof(path), "%s/%s.log", rundir, t->nodes[i].name);
 		launch_log_keep(path, outdir, t->nodes[i].name);
 	}
-	if (launch_merge(t, &w, outdir, &m, &lat, report))
+	if (launch_merge(t, &w, outdir, 0, &m, &lat, report))
 		fprintf(out,
 			"messages: %llu of %llu completed; causality violations: %llu\n"
 			"records: %s/\n",

@@ -165,32 +165,37 @@ static int cmd_attributes(int argc, char **argv)
 }
 
 static const char usage_run[] =
-    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME] [-q]\n"
+    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N|max]\n"
+    "                 [--until TIME] [-q]\n"
     "\n"
     "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
     "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
     "node is interface pN; MTU 9000, no IP address, IPv6 off), and one nicd or\n"
     "switchd per NIC or switch, started in its namespace from the folder mrcemu is\n"
     "in.  The daemons exchange real RoCEv2 frames, each stamped with its virtual\n"
-    "arrival time, and run the same engines as `mrcemu sim` in virtual time scaled\n"
-    "from the wall clock: virtual ns = wall ns / N.  mrcemu starts them all on one\n"
+    "arrival time, and run the same engines as `mrcemu sim` in virtual time, kept\n"
+    "exact by promises: each daemon runs an event only when its neighbours have promised\n"
+    "that no frame can still arrive before it, so the result is `mrcemu sim`'s at\n"
+    "any speed and under any load (docs/promises.md).  mrcemu starts them all on one\n"
     "epoch, follows them over their control sockets, stops them when every message\n"
     "has completed (or TIME passes), merges their records into OUTDIR, prints a\n"
     "summary, and removes every namespace, link, daemon and socket, also when a\n"
     "daemon dies or mrcemu gets SIGINT, SIGTERM or SIGHUP.  Needs root.\n"
     "\n"
-    "A frame that reaches a daemon after its stamp is a causality violation: it is\n"
-    "counted (summary, lateness.csv), never hidden.  With none, messages.csv is\n"
-    "byte-identical to the one `mrcemu sim` writes for the same topology.  A larger\n"
-    "N is slower and safer: wall jitter must stay below link delay x N.\n"
+    "The records are byte-identical to the ones `mrcemu sim` writes for the same\n"
+    "topology.  A frame the kernel lost (a gap in a link's sequence numbers) or a\n"
+    "broken promise fails the run with its reason; causality violations cannot\n"
+    "happen and are still counted (summary, lateness.csv).\n"
     "\n"
     "Options:\n"
     "  -o, --out OUTDIR   where records go (default out/<emulation name>)\n"
     "  -c, --capture      every daemon writes OUTDIR/pcap/NODE-PORT.pcap of the frames\n"
     "                     its ports send and receive, nanosecond timestamps in virtual\n"
     "                     time (wireshark -X lua_script:pcap/mrc.lua FILE)\n"
-    "  -S, --scale N      wall ns per virtual ns, a whole number >= 1 (default: the\n"
-    "                     topology's [emulation] scale, 2000 if unset)\n"
+    "  -S, --scale N|max  max (the default without [external] nodes): as fast as the\n"
+    "                     promises allow; N: also never ahead of the wall clock,\n"
+    "                     virtual ns = wall ns / N (default with [external] nodes:\n"
+    "                     the topology's [emulation] scale, 2000 if unset)\n"
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: [emulation]\n"
     "                     until, else when every message has completed\n"
     "  -q, --quiet        no progress line and no summary\n"
@@ -231,7 +236,8 @@ static const char usage_up[] =
     "  -o, --out OUTDIR   where the daemons write records (default out/<emulation>);\n"
     "                     `mrcemu down` merges them there\n"
     "  -c, --capture      per-port pcaps in OUTDIR/pcap, virtual-time stamps\n"
-    "  -S, --scale N      wall ns per virtual ns (default: the topology's, 2000)\n"
+    "  -S, --scale N|max  wall ns per virtual ns (default: the topology's, 2000);\n"
+    "                     max: as fast as the promises allow (no [external] nodes)\n"
     "  -P, --paused       build and start the daemons, but leave them waiting (no CPU,\n"
     "                     virtual time 0) until `mrcemu ctl start`: attach taps first\n"
     "  -h, --help         this text\n"
@@ -281,14 +287,18 @@ static const char usage_ctl[] =
     "Exit status: 0 the reply is ok; 1 it is an error (printed); 2 bad arguments,\n"
     "or no such daemon is running, or it did not answer.\n";
 
-/* "N" >= 1, for --scale. */
+/* "N" >= 1 or "max", for --scale. */
 static bool parse_scale(const char *s, uint64_t *scale)
 {
 	char *end;
 
+	if (!strcmp(s, "max")) {
+		*scale = LAUNCH_SCALE_MAX;
+		return true;
+	}
 	errno = 0;
 	*scale = strtoull(s, &end, 10);
-	return !errno && *s && *s != '-' && !*end && *scale >= 1;
+	return !errno && *s && *s != '-' && !*end && *scale >= 1 && *scale != LAUNCH_SCALE_MAX;
 }
 
 /* The options `run` and `up` share; returns -1 when parsing may go on, else
@@ -307,7 +317,8 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'S':
 		if (!parse_scale(optarg, &o->scale))
 			return bad_usage(cmd,
-					 "--scale: not a whole number >= 1 (allowed: 1..2^64-1)");
+					 "--scale: not max or a whole number >= 1 (allowed: max, "
+					 "1..2^64-2)");
 		return -1;
 	case 'u':
 		if (!until_parse(optarg, &o->until, err, sizeof(err)))

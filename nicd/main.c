@@ -66,6 +66,7 @@ struct nicd {
 	uint64_t next_id;		/* for `post` */
 	uint64_t posts, posts_finished; /* messages posted by `post` */
 	struct nicd_post *pending;
+	ps_t last_done; /* the last completion or failure here (T_end) */
 };
 
 /* ---- the engine's host --------------------------------------------------- */
@@ -84,6 +85,8 @@ static void completion(void *ctx, enum nic_completion what, const struct nic_msg
 {
 	struct nicd *n = ctx;
 
+	if (what != SEND_COMPLETE)
+		n->last_done = now;
 	if (posted_here(m->msg_id)) {
 		n->posts_finished += what == MSG_COMPLETE;
 		return;
@@ -98,6 +101,7 @@ static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
 {
 	struct nicd *n = ctx;
 
+	n->last_done = now;
 	if (posted_here(m->msg_id))
 		n->posts_finished++;
 	else if (n->chakra)
@@ -153,6 +157,7 @@ static void progress(void *ctx, struct daemon_progress *pr)
 	pr->sends_finished = n->driver.sends_finished + n->posts_finished;
 	pr->receives = n->driver.receives;
 	pr->receives_done = n->driver.receives_done;
+	pr->last_done = n->last_done;
 }
 
 static void port_set_down(void *ctx, int port, bool down)
@@ -208,7 +213,7 @@ static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t
 	const struct topology *t = n->d.t;
 	int dst = topology_find(t, c->dst);
 	struct nicd_post *p;
-	ps_t now = daemon_vnow(&n->d);
+	ps_t now = daemon_cmd_time(&n->d);
 
 	if (n->d.state != DAEMON_RUNNING)
 		return snprintf(reply, len, "post: not started"), false;
@@ -226,8 +231,6 @@ static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t
 				.next = n->pending};
 	n->pending = p;
 	n->posts++;
-	if (now < events_now(n->d.q))
-		now = events_now(n->d.q);
 	events_schedule(n->d.q, now, do_post, p);
 	snprintf(reply, len, "id=%llu", (unsigned long long)p->id);
 	return true;
@@ -243,6 +246,12 @@ static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t l
 		return post(n, c, reply, len);
 	snprintf(reply, len, "nicd does not take this command");
 	return false;
+}
+
+static ps_t tx_floor(void *ctx, int port, ps_t from)
+{
+	(void)port;
+	return nic_tx_floor(((struct nicd *)ctx)->nic, from);
 }
 
 static void finish(void *ctx, ps_t now)
@@ -344,7 +353,8 @@ static int build(struct nicd *n)
 					.progress = progress,
 					.command = command,
 					.port_set_down = port_set_down,
-					.finish = finish};
+					.finish = finish,
+					.tx_floor = tx_floor};
 	return 0;
 }
 

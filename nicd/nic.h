@@ -120,4 +120,11 @@ uint64_t nic_counter(const struct nic *nic, const char *name);
 /* The port's state, for daemons and the control socket. */
 void nic_port_set_down(struct nic *nic, bool down);
 
+/* The earliest virtual arrival at the far end of any frame the NIC can still
+ * hand over, when no event before `from` is left to run (docs/promises.md):
+ * the frame being serialized arrives at its own time (it is handed over at
+ * the end of its serialization, seed: Packets on the wire); one not yet
+ * started no earlier than from + a minimum frame's serialization + delay. */
+ps_t nic_tx_floor(const struct nic *nic, ps_t from);
+
 #endif

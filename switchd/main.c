@@ -104,6 +104,11 @@ static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t l
 	return true;
 }
 
+static ps_t tx_floor(void *ctx, int port, ps_t from)
+{
+	return sw_tx_floor(((struct switchd *)ctx)->sw, port, from);
+}
+
 static void finish(void *ctx, ps_t now)
 {
 	sw_finish(((struct switchd *)ctx)->sw, now);
@@ -134,7 +139,8 @@ static int build(struct switchd *s)
 					.receive_frame = receive_frame,
 					.command = command,
 					.port_set_down = port_set_down,
-					.finish = finish};
+					.finish = finish,
+					.tx_floor = tx_floor};
 	return 0;
 }
 

@@ -552,6 +552,14 @@ static enum sw_drop verdict_drop(enum link_verdict v)
 
 static void port_free(void *arg, ps_t now);
 
+ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from)
+{
+	const struct sw_port *p = &sw->ports[port];
+	ps_t start = from > p->busy_until ? from : p->busy_until;
+
+	return start + serialization_time(p, WIRE_MIN_LEN) + p->delay;
+}
+
 /* Seed, Packets on the wire: the frame is serialized over [now, end) and
  * reaches the far end one link delay after `end`, unless the link loses it
  * in that window (link.h).  Both are known when serialization starts, so

@@ -359,6 +359,9 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 		/* It promises its successor's arrival too (stamp_in). */
 		if (arrival + port->ser_min > port->promised)
 			port->promised = arrival + port->ser_min;
+		/* In flight until it arrives (One end). */
+		if (arrival > d->busy_until)
+			d->busy_until = arrival;
 	}
 	if (port->cap)
 		capture_tx(d, port, buf, n, arrival);
@@ -514,7 +517,8 @@ static uint64_t run_due(struct daemon *d, uint64_t mono)
 			d->run_key_max = d->cur_key;
 		/* A frame arrived, or one was held before or after: the
 		 * fabric was not empty at t (One end). */
-		if (d->cur_key != EVENTS_KEY_ENGINE || held || d->pool.in_use - d->rx_pending)
+		if ((d->cur_key != EVENTS_KEY_ENGINE || held || d->pool.in_use - d->rx_pending) &&
+		    t > d->busy_until)
 			d->busy_until = t;
 		n++;
 	}

@@ -78,6 +78,10 @@ int sw_route(const struct sw *sw, const struct pkt *p);
  * counted as drop_port_down (docs/protocol.md §9, Faults). */
 void sw_port_set_down(struct sw *sw, int port, bool down);
 
+/* Write one samples.csv row per port and class that saw traffic
+ * (emulator/samples.h), and start the next sample's peak. */
+void sw_sample(struct sw *sw, struct csv *c, ps_t now);
+
 /* Write the final switch-stats rows. */
 void sw_finish(struct sw *sw, ps_t now);
 

@@ -619,8 +619,9 @@ bool config_set(enum attr_scope scope, void *obj, const char *name, const char *
 		return false;
 	}
 	if (!parse_val(d, value, &v, why, sizeof why)) {
-		/* A reason that already says what is allowed needs no range. */
-		if (d->type == ATTR_ENUM || strchr(why, '(')) {
+		/* A reason that already says what is allowed needs no range,
+		 * unless words are allowed too. */
+		if (d->type == ATTR_ENUM || (strchr(why, '(') && !d->names)) {
 			snprintf(err, errlen, "%s: %s", d->name, why);
 		} else {
 			snprintf(err, errlen, "%s: %s (allowed: %s)", d->name, why, range);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../pcap/capture.h"
+#include "samples.h"
 
 /* One call of daemon_advance runs events for at most this long before it
  * lets the loop serve the control socket (the timer is then already due). */
@@ -598,6 +599,8 @@ bool daemon_finish(struct daemon *d)
 		log_summary(d);
 	d->state = DAEMON_STOPPING;
 	flush_ports(d);
+	if (d->samples)
+		samples_finish(d->samples, events_now(d->q));
 	if (d->eng.finish)
 		d->eng.finish(d->eng.ctx, events_now(d->q));
 	for (int i = 0; i < d->nrecords; i++)
@@ -655,6 +658,7 @@ void daemon_destroy(struct daemon *d)
 		csv_close(d->records[i]);
 	if (d->lateness)
 		csv_close(d->lateness);
+	samples_free(d->samples);
 	if (d->q)
 		events_free(d->q);
 	pkt_pool_destroy(&d->pool);

@@ -229,6 +229,7 @@ static int cmd_attributes(int argc, char **argv)
 
 static const char usage_run[] =
     "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME] [-q]\n"
+    "                  [--report]\n"
     "\n"
     "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
     "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
@@ -257,6 +258,8 @@ static const char usage_run[] =
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: [emulation]\n"
     "                     until, else when every message has completed\n"
     "  -q, --quiet        no progress line and no summary\n"
+    "  -r, --report       the daemons also write samples.csv (at SampleInterval), and\n"
+    "                     at the end OUTDIR/report/index.html (mrcemu report --help)\n"
     "  -h, --help         this text\n"
     "\n"
     "While it runs, a progress line (virtual time, messages done/total, violations)\n"
@@ -379,6 +382,9 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'q':
 		o->quiet = true;
 		return -1;
+	case 'r':
+		o->report = true;
+		return -1;
 	case 'h':
 		fputs(usage, stdout);
 		return 0;
@@ -394,13 +400,14 @@ static int cmd_run(int argc, char **argv)
 					     {"scale", required_argument, NULL, 'S'},
 					     {"until", required_argument, NULL, 'u'},
 					     {"quiet", no_argument, NULL, 'q'},
+					     {"report", no_argument, NULL, 'r'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct launch_options o = {.topology = DEFAULT_TOPOLOGY};
 	struct launch_result r;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cS:u:qh", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "o:cS:u:qrh", opts, NULL)) != -1)
 		if ((rc = launch_option("run", c, &o, usage_run)) >= 0)
 			return rc;
 	if (optind < argc)
@@ -410,6 +417,8 @@ static int cmd_run(int argc, char **argv)
 	rc = launch_run(&o, &r, stderr);
 	if (r.merged && !o.quiet)
 		launch_print_summary(&r, stdout);
+	if (r.merged && o.report && report_write(r.outdir, NULL, NULL, o.quiet, stderr))
+		rc = rc ? rc : 1;
 	return rc;
 }
 

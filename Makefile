@@ -145,6 +145,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mrcemu
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 pcap/mrc.lua $(DESTDIR)$(PREFIX)/share/mrcemu/
+	install -m 0755 scripts/report $(DESTDIR)$(PREFIX)/share/mrcemu/report
 
 clean:
 	rm -rf build

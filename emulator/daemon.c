@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../pcap/capture.h"
+#include "samples.h"
 
 /* One call of daemon_advance runs events for at most this long before it
  * lets the loop serve the control socket (the timer is then already due). */
@@ -880,8 +881,11 @@ bool daemon_finish(struct daemon *d)
 	flush_ports(d);
 	/* One end (docs/promises.md): the final rows at T_end when the
 	 * launcher gave it. */
+	ps_t end = d->end ? d->end : events_now(d->q);
+	if (d->samples)
+		samples_finish(d->samples, end);
 	if (d->eng.finish)
-		d->eng.finish(d->eng.ctx, d->end ? d->end : events_now(d->q));
+		d->eng.finish(d->eng.ctx, end);
 	for (int i = 0; i < d->nrecords; i++)
 		ok &= csv_close(d->records[i]);
 	d->nrecords = 0;
@@ -937,6 +941,7 @@ void daemon_destroy(struct daemon *d)
 		csv_close(d->records[i]);
 	if (d->lateness)
 		csv_close(d->lateness);
+	samples_free(d->samples);
 	if (d->q)
 		events_free(d->q);
 	pkt_pool_destroy(&d->pool);

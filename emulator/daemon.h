@@ -37,6 +37,9 @@
 
 struct capture;
 struct daemon;
+struct nic;
+struct samples;
+struct sw;
 
 /* ---- the command line (docs/cli.md) ----------------------------------- */
 
@@ -48,6 +51,7 @@ struct daemon_args {
 	const char *ctl; /* NULL: /run/mrcemu/<emulation>/<node>.ctl */
 	const char *out; /* NULL: out/<emulation> */
 	bool capture;
+	ps_t sample_interval; /* --sample-interval: samples.csv; 0 = none */
 };
 
 /* Parse `prog --topology FILE --node NAME [--port IF]... [--ctl SOCK]
@@ -186,6 +190,8 @@ struct daemon {
 	char outdir[4096];
 	char ctl_path[4096];
 	bool capture;
+	ps_t sample_interval;	 /* samples-<node>.csv every this long; 0 = none */
+	struct samples *samples; /* emulator/samples.h */
 
 	struct events *q;
 	struct pkt_pool pool;
@@ -307,6 +313,11 @@ ps_t daemon_vnow(const struct daemon *d);
  * sent (docs/promises.md, control commands). */
 ps_t daemon_cmd_time(const struct daemon *d);
 
+/* samples-<node>.csv of the daemon's engine (one of nic, sw) when
+ * --sample-interval asks for it; the launcher chooses the interval
+ * (samples_interval), so every daemon samples at the same times as `sim`.
+ * Returns false, after one line on stderr, when the record cannot be made. */
+bool daemon_samples_start(struct daemon *d, struct nic *nic, struct sw *sw);
 
 /* Engine finish, lateness-<node>.csv, captures and records closed.
  * Returns false if a record could not be written. */

@@ -8,6 +8,7 @@
 
 #include "../pcap/capture.h"
 #include "daemon.h"
+#include "samples.h"
 
 const char DAEMON_LATENESS_HEADER[] =
     "node,frames,stamped,violations,late_p50_ns,late_p99_ns,late_max_ns,wake_p50_ns,"
@@ -28,13 +29,15 @@ int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage
 	    {"topology", required_argument, NULL, 't'}, {"node", required_argument, NULL, 'n'},
 	    {"port", required_argument, NULL, 'p'},	{"ctl", required_argument, NULL, 'C'},
 	    {"out", required_argument, NULL, 'o'},	{"capture", no_argument, NULL, 'c'},
+	    {"sample-interval", required_argument, NULL, 'S'},
 	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0}};
+	char why[128];
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0; /* glibc: a full restart, so tests may parse twice */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:ch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:cS:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			a->topology = optarg;
@@ -57,6 +60,11 @@ int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage
 			break;
 		case 'c':
 			a->capture = true;
+			break;
+		case 'S':
+			if (!time_parse(optarg, &a->sample_interval, why, sizeof(why)) ||
+			    !a->sample_interval)
+				return bad_arg(err, prog, "--sample-interval: ", optarg);
 			break;
 		case 'h':
 			fputs(usage, out);
@@ -209,6 +217,22 @@ struct csv *daemon_record(struct daemon *d, const char *base, const char *header
 	return c;
 }
 
+bool daemon_samples_start(struct daemon *d, struct nic *nic, struct sw *sw)
+{
+	struct csv *c;
+
+	if (!d->sample_interval)
+		return true;
+	if (!(c = daemon_record(d, "samples", SAMPLES_HEADER)) ||
+	    !(d->samples = samples_new(d->q, c, d->sample_interval)) ||
+	    !(nic ? samples_add_nic(d->samples, nic) : samples_add_switch(d->samples, sw))) {
+		fprintf(stderr, "%s: samples: out of memory\n", d->prog);
+		return false;
+	}
+	samples_start(d->samples);
+	return true;
+}
+
 int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 		enum node_kind kind)
 {
@@ -232,6 +256,7 @@ int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 	}
 	init_ports(d, a);
 	d->capture = a->capture || d->t->emu.capture;
+	d->sample_interval = a->sample_interval;
 	if (!(d->q = events_new()) || !pkt_pool_init(&d->pool, DAEMON_RX_SLAB, 0)) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;

@@ -25,6 +25,7 @@
 #include "launch_impl.h"
 #include "link.h"
 #include "records.h"
+#include "samples.h"
 
 #define READY_TIMEOUT_MS    15000 /* daemons answering state=waiting */
 #define STOP_TIMEOUT_MS	    30000 /* daemons flushing their records after stop */
@@ -61,6 +62,7 @@ struct launch {
 	uint64_t started_ns, run_ns; /* daemons started; wall time to the end */
 	ps_t end;		     /* T_end, once the workload is done */
 	ps_t until;
+	char sample_interval[32]; /* --sample-interval for the daemons, "" = none */
 	struct vclock clock;
 	sigset_t oldmask;
 	int sigfd;
@@ -405,6 +407,10 @@ static int load(struct launch *l, const struct launch_options *o)
 		return fail(l, "out of memory");
 	l->capture = o->capture || l->t->emu.capture;
 	l->until = o->until ? o->until : l->t->emu.until;
+	ps_t ivl = samples_interval(l->t, &l->w, l->until, o->report);
+	if (ivl)
+		snprintf(l->sample_interval, sizeof(l->sample_interval), "%llups",
+			 (unsigned long long)ivl);
 	if ((rc = scale_choose(l, o)))
 		return rc;
 	snprintf(l->rundir, sizeof(l->rundir), "%s/%s", LAUNCH_RUN_ROOT, l->t->emu.name);
@@ -620,12 +626,18 @@ static int daemon_spawn(struct launch *l, int i)
 {
 	struct daemon *d = &l->d[i];
 	char bin[PATH_MAX + 16], err[256];
-	const char *argv[] = {
-	    bin,     "--topology", l->topology, "--node",  l->t->nodes[i].name,
-	    "--ctl", d->ctl,	   "--out",	l->outdir, l->capture ? "--capture" : NULL,
-	    NULL};
+	const char *argv[14] = {
+	    bin,     "--topology", l->topology, "--node", l->t->nodes[i].name,
+	    "--ctl", d->ctl,	   "--out",	l->outdir};
+	int n = 9;
 	FILE *f;
 
+	if (l->capture)
+		argv[n++] = "--capture";
+	if (l->sample_interval[0]) {
+		argv[n++] = "--sample-interval";
+		argv[n++] = l->sample_interval;
+	}
 	snprintf(bin, sizeof(bin), "%s/%s", l->bindir, d->prog);
 	unlink(d->ctl);
 	d->pid = launch_spawn(d->ns, argv, d->log, l->detach, &l->oldmask, err, sizeof(err));

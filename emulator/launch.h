@@ -30,6 +30,7 @@ struct launch_options {
 	ps_t until;	      /* 0: the topology's, else until the workload ends */
 	bool quiet;	      /* no progress line */
 	bool paused;	      /* up: start nothing until `mrcemu ctl start` */
+	bool report;	      /* a report will be written: samples.csv at SampleInterval */
 };
 
 /* What a run did, for the summary and for tests. */

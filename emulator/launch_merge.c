@@ -32,11 +32,12 @@ enum {
 /* Per-node files, "<base>-<node>.csv"; messages first, lateness last. */
 static const char *const per_node[] = {
     "messages", "mrc-transport-stats", "mrc-events", "mrc-monitor",
-    "mrc-cc",	"switch-stats",	       "chakra",     "lateness"};
+    "mrc-cc",	"switch-stats",	       "chakra",     "samples",
+    "lateness"};
 #define NPER_NODE (sizeof(per_node) / sizeof(per_node[0]))
 /* The records sorted by time_ps then node (docs/records.md, Records). */
 static const char *const timed[] = {"mrc-transport-stats", "mrc-events", "mrc-monitor", "mrc-cc",
-				    "switch-stats"};
+				    "switch-stats", "samples"};
 
 static void node_file(const char *dir, const char *base, const char *node, char *buf, size_t len)
 {

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "import.h"
 #include "launch.h"
+#include "report.h"
 #include "sim.h"
 #include "time.h"
 
@@ -27,6 +28,7 @@ static const char usage_main[] =
     "  up TOPOLOGY.ini        build namespaces and links, start the daemons, wait\n"
     "  down TOPOLOGY.ini      stop the daemons, delete namespaces and links\n"
     "  ctl NODE COMMAND...    send a control command to a running daemon\n"
+    "  report OUTDIR [OUTDIR2] draw a run's records as a page (or compare two runs)\n"
     "  attributes             list every attribute with its default and range\n"
     "  export FORMAT          the topology's workload as Chakra traces or as CSV\n"
     "  import htsim TOPO CM -o DIR  an htsim scenario as a topology and workload\n"
@@ -36,6 +38,7 @@ static const char usage_main[] =
 
 static const char usage_sim[] =
     "Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME] [-q]\n"
+    "                  [--report]\n"
     "\n"
     "Run every NIC and switch of TOPOLOGY.ini in one process on a discrete-event clock,\n"
     "with the workload the file names.  Deterministic: two runs write byte-identical\n"
@@ -50,11 +53,15 @@ static const char usage_sim[] =
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: when every\n"
     "                     message has completed or failed, or at 1 s at the latest\n"
     "  -q, --quiet        no summary\n"
+    "  -r, --report       also sample queues, goodput and windows (samples.csv at\n"
+    "                     SampleInterval) and write OUTDIR/report/index.html\n"
+    "                     (mrcemu report --help)\n"
     "  -h, --help         this text\n"
     "\n"
     "Records (docs/records.md): messages.csv, mrc-transport-stats.csv, and with their\n"
-    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv; with a Chakra workload\n"
-    "([workload] chakra, docs/chakra.md) chakra.csv.\n"
+    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv, switch-stats.csv,\n"
+    "samples.csv; with a Chakra workload ([workload] chakra, docs/chakra.md)\n"
+    "chakra.csv.\n"
     "\n"
     "Exit status: 0 every message completed with its bytes verified; 1 some did not\n"
     "(each is reported with the reason); 2 bad arguments or a bad topology or workload.\n";
@@ -105,6 +112,7 @@ static int cmd_sim(int argc, char **argv)
 					     {"seed", required_argument, NULL, 's'},
 					     {"until", required_argument, NULL, 'u'},
 					     {"quiet", no_argument, NULL, 'q'},
+					     {"report", no_argument, NULL, 'r'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct sim_options o = {.topology = DEFAULT_TOPOLOGY};
@@ -112,7 +120,7 @@ static int cmd_sim(int argc, char **argv)
 	char err[256], *end;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cs:u:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:cs:u:qrh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.outdir = optarg;
@@ -135,6 +143,9 @@ static int cmd_sim(int argc, char **argv)
 		case 'q':
 			o.quiet = true;
 			break;
+		case 'r':
+			o.report = true;
+			break;
 		case 'h':
 			fputs(usage_sim, stdout);
 			return 0;
@@ -149,7 +160,59 @@ static int cmd_sim(int argc, char **argv)
 	rc = sim_run(&o, &r, stderr);
 	if (rc != 2 && !o.quiet)
 		sim_print_summary(&r, stdout);
+	if (rc != 2 && o.report && report_write(r.outdir, NULL, NULL, o.quiet, stderr))
+		rc = rc ? rc : 1;
 	return rc;
+}
+
+static const char usage_report[] =
+    "Usage: mrcemu report OUTDIR [OUTDIR2] [-o DIR] [-q]\n"
+    "\n"
+    "Draw the records of the run in OUTDIR as one page, OUTDIR/report/index.html: the\n"
+    "run's summary and its figures (completion times, a timeline of every message,\n"
+    "goodput, congestion windows, switch queues, the spray, retransmissions and RTT\n"
+    "samples), each a PNG beside the page with the CSV it was drawn from.  The page\n"
+    "needs no network.  A figure whose records were off says which attribute turns\n"
+    "them on; the time series come from samples.csv (mrcemu sim --report, or\n"
+    "SampleInterval).  With OUTDIR2, a comparison of the two runs instead (overlaid\n"
+    "completion-time distributions, medians and p99 and their differences), in\n"
+    "OUTDIR/compare/index.html.  Needs /usr/bin/python3 with matplotlib.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --out DIR   write the page and its files in DIR instead\n"
+    "  -q, --quiet     do not print the page's path\n"
+    "  -h, --help      this text\n"
+    "\n"
+    "Exit status: 0 written; 1 it could not be written; 2 bad arguments or no run\n"
+    "records in OUTDIR.\n";
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+					     {"quiet", no_argument, NULL, 'q'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	const char *page_dir = NULL;
+	bool quiet = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		if (c == 'o')
+			page_dir = optarg;
+		else if (c == 'q')
+			quiet = true;
+		else if (c == 'h') {
+			fputs(usage_report, stdout);
+			return 0;
+		} else
+			return bad_option("report");
+	}
+	if (optind == argc)
+		return bad_usage("report", "needs the folder of a run (OUTDIR)");
+	if (argc - optind > 2)
+		return bad_usage("report", "two run folders at most");
+	return report_write(argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL, page_dir,
+			    quiet, stderr);
 }
 
 static int cmd_attributes(int argc, char **argv)
@@ -166,7 +229,7 @@ static int cmd_attributes(int argc, char **argv)
 
 static const char usage_run[] =
     "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N|max]\n"
-    "                 [--until TIME] [-q]\n"
+    "                 [--until TIME] [-q] [--report]\n"
     "\n"
     "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
     "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
@@ -199,6 +262,8 @@ static const char usage_run[] =
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: [emulation]\n"
     "                     until, else when every message has completed\n"
     "  -q, --quiet        no progress line and no summary\n"
+    "  -r, --report       the daemons also write samples.csv (at SampleInterval), and\n"
+    "                     at the end OUTDIR/report/index.html (mrcemu report --help)\n"
     "  -h, --help         this text\n"
     "\n"
     "While it runs, a progress line (virtual time, messages done/total, violations)\n"
@@ -327,6 +392,9 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'q':
 		o->quiet = true;
 		return -1;
+	case 'r':
+		o->report = true;
+		return -1;
 	case 'h':
 		fputs(usage, stdout);
 		return 0;
@@ -342,13 +410,14 @@ static int cmd_run(int argc, char **argv)
 					     {"scale", required_argument, NULL, 'S'},
 					     {"until", required_argument, NULL, 'u'},
 					     {"quiet", no_argument, NULL, 'q'},
+					     {"report", no_argument, NULL, 'r'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct launch_options o = {.topology = DEFAULT_TOPOLOGY};
 	struct launch_result r;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cS:u:qh", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "o:cS:u:qrh", opts, NULL)) != -1)
 		if ((rc = launch_option("run", c, &o, usage_run)) >= 0)
 			return rc;
 	if (optind < argc)
@@ -358,6 +427,8 @@ static int cmd_run(int argc, char **argv)
 	rc = launch_run(&o, &r, stderr);
 	if (r.merged && !o.quiet)
 		launch_print_summary(&r, stdout);
+	if (r.merged && o.report && report_write(r.outdir, NULL, NULL, o.quiet, stderr))
+		rc = rc ? rc : 1;
 	return rc;
 }
 
@@ -476,7 +547,8 @@ int main(int argc, char **argv)
 	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
 		    {"run", cmd_run},	{"up", cmd_up},
 		    {"down", cmd_down}, {"ctl", cmd_ctl},
-		    {"export", cmd_export}, {"import", cmd_import}};
+		    {"export", cmd_export}, {"import", cmd_import},
+		    {"report", cmd_report}};
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

@@ -23,6 +23,7 @@ struct sim_options {
 	uint64_t seed; /* overrides the topology's */
 	ps_t until;    /* 0: the topology's, else until the workload ends */
 	bool quiet;    /* no progress line */
+	bool report;   /* a report will be written: samples.csv at SampleInterval */
 };
 
 /* What a run did, for the summary and for tests. */

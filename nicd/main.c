@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "Usage: nicd --topology FILE --node NAME [--port IF]... [--ctl SOCK] [--out DIR]\n"
-    "            [--capture]\n"
+    "            [--capture] [--sample-interval TIME]\n"
     "\n"
     "The MRC NIC daemon: runs NIC NAME of the topology on a real interface, in\n"
     "scaled virtual time, as `mrcemu run` starts it inside the node's network\n"
@@ -32,6 +32,9 @@ static const char usage[] =
     "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"
     "  -o, --out DIR        records folder (default out/<emulation>)\n"
     "  -c, --capture        DIR/pcap/NAME-0.pcap, virtual-time nanosecond stamps\n"
+    "  -S, --sample-interval TIME\n"
+    "                       DIR/samples-NAME.csv every TIME of virtual time (the\n"
+    "                       launcher gives it for `mrcemu run --report`)\n"
     "  -h, --help           this text\n"
     "\n"
     "Control commands, one a line: status, start EPOCH_NS SCALE, stats,\n"
@@ -345,6 +348,8 @@ static int build(struct nicd *n)
 		fprintf(stderr, "nicd %s: out of memory\n", d->me->name);
 		return 1;
 	}
+	if (!daemon_samples_start(d, n->nic, NULL))
+		return 1;
 	n->next_id = DAEMON_POST_FIRST_ID;
 	d->eng = (struct daemon_engine){.ctx = n,
 					.receive = receive,

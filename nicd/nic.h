@@ -114,6 +114,9 @@ uint64_t nic_open_messages(const struct nic *nic);
  * open sending QPs), for tests. */
 uint64_t nic_monitor_kept(const struct nic *nic);
 
+/* Write this NIC's samples.csv rows (emulator/samples.h). */
+void nic_sample(struct nic *nic, struct csv *c, ps_t now);
+
 /* Counters, by name, for summaries and tests. */
 uint64_t nic_counter(const struct nic *nic, const char *name);
 

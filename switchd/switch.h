@@ -85,6 +85,10 @@ void sw_port_set_down(struct sw *sw, int port, bool down);
  * than that + a minimum frame's serialization + the link delay. */
 ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from);
 
+/* Write one samples.csv row per port and class that saw traffic
+ * (emulator/samples.h), and start the next sample's peak. */
+void sw_sample(struct sw *sw, struct csv *c, ps_t now);
+
 /* Write the final switch-stats rows. */
 void sw_finish(struct sw *sw, ps_t now);
 

@@ -181,6 +181,7 @@ install: all
 	install -m 0644 pcap/mrc.lua $(DESTDIR)$(WIRESHARK_PLUGINDIR)/
 	install -m 0755 scripts/mrcgen scripts/gen-leafspine $(DESTDIR)$(DATADIR)/python/
 	install -m 0644 scripts/mrc_scapy.py $(DESTDIR)$(DATADIR)/python/
+	install -m 0755 scripts/report $(DESTDIR)$(DATADIR)/report
 	ln -sf $(PYREL)/mrcgen $(DESTDIR)$(BINDIR)/mrcgen
 	ln -sf $(PYREL)/gen-leafspine $(DESTDIR)$(BINDIR)/mrcemu-gen-leafspine
 	install -m 0644 docs/man/mrcemu.1 $(DESTDIR)$(MANDIR)/man1/

@@ -150,6 +150,12 @@ struct emulation_attrs {
 	ps_t until;             /* until [0 = until the workload is done] */
 	bool capture;           /* capture [off] */
 	uint64_t max_violations; /* MaxViolations [0 = no limit] */
+	ps_t sample_interval;   /* SampleInterval [auto]: a time, or one of: */
 };
+
+/* SampleInterval's words (config.c stores the n-th word of a time
+ * attribute's list as UINT64_MAX - n). */
+#define EMU_SAMPLE_AUTO UINT64_MAX       /* about 1/200 of the run, with a report */
+#define EMU_SAMPLE_OFF (UINT64_MAX - 1)  /* no samples.csv */
 
 #endif

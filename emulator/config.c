@@ -22,6 +22,7 @@ static const char *const rtt_mode_names[] = {"LocalDatabase", "WireTimestamp", N
 static const char *const cc_names[] = {"NSCC", "None", NULL};
 static const char *const spray_names[] = {"DefaultPacketSpraying", "SinglePath", NULL};
 static const char *const trigger_names[] = {"all", "qp_error", NULL};
+static const char *const sample_words[] = {"auto", "off", NULL};
 
 #define FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
 #define NIC(f)	       ATTR_NIC, FIELD(struct nic_attrs, f)
@@ -57,6 +58,8 @@ const struct attr_def config_attrs[] = {
 	  "write pcap/NODE-PORT.pcap of every port"),
     ENTRY("MaxViolations", ATTR_U64, EMU(max_violations), "0", NULL, NULL, NULL,
 	  "stop after this many protocol violations; 0 = no limit"),
+    ENTRY("SampleInterval", ATTR_TIME, EMU(sample_interval), "auto", "1ns", "1000s", sample_words,
+	  "samples.csv period: auto = run time / 200 with --report; a time: always; off"),
 
     /* [nic] — the seed and docs/protocol.md. */
     ENTRY("ip", ATTR_IPV4, NIC(ip), "", NULL, NULL, NULL,
@@ -271,6 +274,17 @@ static void join_names(const char *const *names, char *buf, size_t len)
 	}
 }
 
+/* The index of u among d's words (see parse_val), or -1. */
+static int word_of(const struct attr_def *d, uint64_t u)
+{
+	for (int i = 0; d->type != ATTR_ENUM && d->names && d->names[i]; i++) {
+		if (u == UINT64_MAX - (uint64_t)i) {
+			return i;
+		}
+	}
+	return -1;
+}
+
 /* Text to value, without the range check; on error, a reason. */
 static bool parse_val(const struct attr_def *d, const char *s, union attr_val *v, char *why,
 		      size_t wlen)
@@ -279,6 +293,14 @@ static bool parse_val(const struct attr_def *d, const char *s, union attr_val *v
 	bool b;
 	uint32_t ip;
 
+	/* A number attribute may name a few values by a word (SampleInterval
+	 * auto, off): the n-th word is UINT64_MAX - n, outside any range. */
+	for (int i = 0; d->type != ATTR_ENUM && d->names && d->names[i]; i++) {
+		if (!strcmp(s, d->names[i])) {
+			v->u = UINT64_MAX - (uint64_t)i;
+			return true;
+		}
+	}
 	switch (d->type) {
 	case ATTR_BOOL:
 		if (!parse_bool(s, &b)) {
@@ -370,6 +392,16 @@ static int cmp_val(enum attr_type t, const union attr_val *a, const union attr_v
 /* The allowed range as text: "64..8192", "1B..", or the enum's names. */
 static void range_text(const struct attr_def *d, char *buf, size_t len)
 {
+	size_t n = 0;
+
+	if (d->type != ATTR_ENUM && d->names) {
+		join_names(d->names, buf, len);
+		n = strlen(buf);
+		snprintf(buf + n, len - n, ", ");
+		n = strlen(buf);
+		buf += n;
+		len -= n;
+	}
 	if (d->type == ATTR_ENUM) {
 		join_names(d->names, buf, len);
 	} else if (d->type == ATTR_BOOL && !d->min) {
@@ -392,6 +424,9 @@ static bool in_range(const struct attr_def *d, const union attr_val *v)
 	union attr_val lim;
 	char why[160];
 
+	if (word_of(d, v->u) >= 0) {
+		return true;
+	}
 	if (d->type == ATTR_U8 && v->u > UINT8_MAX) {
 		return false;
 	}
@@ -629,8 +664,9 @@ bool config_set(enum attr_scope scope, void *obj, const char *name, const char *
 		return false;
 	}
 	if (!parse_val(d, value, &v, why, sizeof why)) {
-		/* A reason that already says what is allowed needs no range. */
-		if (d->type == ATTR_ENUM || strchr(why, '(')) {
+		/* A reason that already says what is allowed needs no range,
+		 * unless words are allowed too. */
+		if (d->type == ATTR_ENUM || (strchr(why, '(') && !d->names)) {
 			snprintf(err, errlen, "%s: %s", d->name, why);
 		} else {
 			snprintf(err, errlen, "%s: %s (allowed: %s)", d->name, why, range);
@@ -856,7 +892,9 @@ char *config_format(const struct attr_def *d, const void *obj, char *buf, size_t
 		snprintf(buf, len, "%.17g", f);
 		break;
 	case ATTR_TIME:
-		if (!u) {
+		if (word_of(d, u) >= 0) {
+			snprintf(buf, len, "%s", d->names[word_of(d, u)]);
+		} else if (!u) {
 			snprintf(buf, len, "0");
 		} else {
 			format_units(u, tu, ts, 5, buf, len);

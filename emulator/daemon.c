@@ -8,6 +8,7 @@
 #include <ev.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "../pcap/capture.h"
+#include "samples.h"
 
 /* One call of daemon_advance runs events for at most this long before it
  * lets the loop serve the control socket (the timer is then already due). */
@@ -122,6 +124,7 @@ static void rx_arrive(void *arg, ps_t now)
 	struct daemon_port *port = &d->ports[s->port];
 	struct pkt *p = s->p;
 
+	d->rx_pending--;
 	d->cur_key = s->key;
 	if (port->cap)
 		capture_write(port->cap, now, s->frame, s->len);
@@ -136,12 +139,87 @@ static void rx_arrive(void *arg, ps_t now)
 }
 
 /* Whether an arrival at (stamp, key) comes after the engine has already run
- * an event that rule 16 orders after it: then it cannot take its place. */
+ * an event that rule 16 orders after it: then it cannot take its place.
+ * Promises make this impossible; the count stays as a check. */
 static bool too_late(const struct daemon *d, ps_t stamp, uint64_t key)
 {
 	if (!d->ran_any)
 		return false;
 	return stamp < d->run_time || (stamp == d->run_time && key < d->run_key_max);
+}
+
+static const char *const fault_names[] = {
+    [FAULT_NONE] = "none",
+    [FAULT_SEQUENCE_GAP] = "sequence_gap",
+    [FAULT_PROMISE_BACKWARDS] = "promise_backwards",
+    [FAULT_STAMP_BELOW_PROMISE] = "stamp_below_promise",
+    [FAULT_MAX_VIOLATIONS] = "max_violations",
+};
+
+/* The run cannot be trusted any more: stop with the reason (daemon.h). */
+static void fault(struct daemon *d, enum daemon_fault why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fault(struct daemon *d, enum daemon_fault why, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->fault)
+		return;
+	d->fault = why;
+	va_start(ap, fmt);
+	vsnprintf(d->fault_text, sizeof(d->fault_text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s %s: %s: %s\n", d->prog, d->me->name, fault_names[why], d->fault_text);
+	d->failed = true;
+	d->state = DAEMON_STOPPING;
+	if (d->loop)
+		ev_break(d->loop, EVBREAK_ALL);
+}
+
+/* Every frame from a daemon carries the link's next sequence number: a gap
+ * is a frame the kernel lost (a full ring), and the run stops. */
+static bool sequence_ok(struct daemon *d, struct daemon_port *port, uint32_t seq)
+{
+	if (seq == port->rx_link_seq++)
+		return true;
+	fault(d, FAULT_SEQUENCE_GAP,
+	      "port %d (from %s): frame %u of the link came where %u was due: the kernel lost "
+	      "frames",
+	      port->index, d->t->nodes[port->peer].name, seq, port->rx_link_seq - 1);
+	return false;
+}
+
+/* A promise frame moves the port's promise; one going backwards breaks the
+ * protocol. */
+static void promise_in(struct daemon *d, struct daemon_port *port, ps_t promise, uint32_t seq)
+{
+	port->promises_rx++;
+	if (!sequence_ok(d, port, seq))
+		return;
+	if (promise < port->promise_in) {
+		fault(d, FAULT_PROMISE_BACKWARDS, "port %d (from %s): promise %llu ps after %llu ps",
+		      port->index, d->t->nodes[port->peer].name, (unsigned long long)promise,
+		      (unsigned long long)port->promise_in);
+		return;
+	}
+	port->promise_in = promise;
+}
+
+/* A stamped frame at t is also a promise: the link's next frame arrives no
+ * earlier than t + a minimum frame's serialization. */
+static bool stamp_in(struct daemon *d, struct daemon_port *port, ps_t stamp, uint32_t seq)
+{
+	if (!sequence_ok(d, port, seq))
+		return false;
+	if (stamp < port->promise_in) {
+		fault(d, FAULT_STAMP_BELOW_PROMISE,
+		      "port %d (from %s): a frame stamped %llu ps after a promise of %llu ps",
+		      port->index, d->t->nodes[port->peer].name, (unsigned long long)stamp,
+		      (unsigned long long)port->promise_in);
+		return false;
+	}
+	port->promise_in = stamp + port->ser_min;
+	return true;
 }
 
 void daemon_frame_in(struct daemon *d, int port_index, const uint8_t *frame, size_t len,
@@ -150,11 +228,16 @@ void daemon_frame_in(struct daemon *d, int port_index, const uint8_t *frame, siz
 	struct daemon_port *port = &d->ports[port_index];
 	struct pkt *p;
 	struct daemon_rx *s;
-	ps_t when, now = events_now(d->q);
+	ps_t when, now = events_now(d->q), promise;
+	uint32_t seq;
 
-	d->frames++;
 	if (d->state == DAEMON_STOPPING)
 		return;
+	if (port->stamped && wire_promise_get(frame, len, &promise, &seq)) {
+		promise_in(d, port, promise, seq);
+		return;
+	}
+	d->frames++;
 	if (!(p = pkt_get(&d->pool)) || !(s = rx_slot(d, p))) {
 		pkt_put(&d->pool, p);
 		d->rx_no_pkt++;
@@ -166,18 +249,26 @@ void daemon_frame_in(struct daemon *d, int port_index, const uint8_t *frame, siz
 	s->len = (uint32_t)(len < PORT_MAX_FRAME ? len : PORT_MAX_FRAME);
 	memcpy(s->frame, frame, s->len);
 	s->key = events_key_arrival(port->rx_id, port->rx_seq++);
-	s->has_stamp = port->stamped && wire_trailer_get(s->frame, s->len, &s->stamp);
+	s->has_stamp = port->stamped && wire_trailer_get(s->frame, s->len, &s->stamp, &seq);
 	if (s->has_stamp) {
 		d->stamped++;
+		if (!stamp_in(d, port, s->stamp, seq)) {
+			pkt_put(&d->pool, p);
+			return;
+		}
 		if (too_late(d, s->stamp, s->key))
 			d->violations++;
 		when = s->stamp;
-	} else if (d->state == DAEMON_RUNNING) {
-		/* An external endpoint's frame arrives when it was received. */
+	} else if (d->state == DAEMON_RUNNING && !port->stamped) {
+		/* An external endpoint's frame arrives when it was received,
+		 * never below what its port was taken to promise. */
 		when = vclock_at(&d->vc, rx_mono_ns ? rx_mono_ns : d->clock_ns(d->clock_ctx));
+		if (when < port->promise_in)
+			when = port->promise_in;
 	} else {
 		when = now;
 	}
+	d->rx_pending++;
 	events_schedule_key(d->q, when > now ? when : now, s->key, rx_arrive, s);
 }
 
@@ -188,11 +279,20 @@ static void rx_frame(void *arg, const uint8_t *data, size_t len, uint64_t rx_mon
 	daemon_frame_in(port->d, port->index, data, len, rx_mono_ns);
 }
 
-static void drain_ports(struct daemon *d)
+/* Read every port; with a scale, a port facing an external endpoint then
+ * counts as having promised the virtual time `vt` the reading began. */
+static size_t drain_ports(struct daemon *d, ps_t vt)
 {
-	for (int i = 0; i < d->nports; i++)
-		if (d->ports[i].io)
-			port_recv(d->ports[i].io, 0, rx_frame, &d->ports[i]);
+	size_t n = 0;
+
+	for (int i = 0; i < d->nports; i++) {
+		struct daemon_port *port = &d->ports[i];
+		if (port->io)
+			n += port_recv(port->io, 0, rx_frame, port);
+		if (!port->stamped && vt > port->promise_in)
+			port->promise_in = vt;
+	}
+	return n;
 }
 
 static void flush_ports(struct daemon *d)
@@ -203,6 +303,41 @@ static void flush_ports(struct daemon *d)
 }
 
 /* ---- transmit -------------------------------------------------------------- */
+
+/* A sent frame shows in the sender's pcap when its serialization ends, one
+ * link delay before its arrival, as in mrcemu sim: a switch hands it over
+ * when serialization starts, so its copy waits for that instant (order key
+ * 0: before the arrivals of that picosecond, so the pcap stays in time
+ * order). */
+struct tx_capture {
+	struct capture *cap;
+	size_t len;
+	uint8_t frame[];
+};
+
+static void capture_sent(void *arg, ps_t now)
+{
+	struct tx_capture *c = arg;
+
+	capture_write(c->cap, now, c->frame, c->len);
+	free(c);
+}
+
+static void capture_tx(struct daemon *d, struct daemon_port *port, const uint8_t *buf, size_t n,
+		       ps_t arrival)
+{
+	ps_t end = arrival - d->links[port->index].delay;
+	struct tx_capture *c;
+
+	if (!port->stamped || end <= events_now(d->q) || !(c = malloc(sizeof(*c) + n))) {
+		capture_write(port->cap, events_now(d->q), buf, n);
+		return;
+	}
+	c->cap = port->cap;
+	c->len = n;
+	memcpy(c->frame, buf, n);
+	events_schedule_key(d->q, end, 0, capture_sent, c);
+}
 
 /* Build p and send it on port (queued in the port's batch). */
 static void send_frame(struct daemon *d, struct daemon_port *port, const struct pkt *p,
@@ -219,12 +354,18 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 		/* The trailer follows the IP datagram (docs/architecture.md). */
 		size_t end =
 		    WIRE_ETH_LEN + ((size_t)buf[WIRE_ETH_LEN + 2] << 8 | buf[WIRE_ETH_LEN + 3]);
-		wire_trailer_put(buf + end, arrival);
+		wire_trailer_put(buf + end, arrival, port->tx_link_seq++);
 		if (end + WIRE_TRAILER_LEN > n)
 			n = end + WIRE_TRAILER_LEN;
+		/* It promises its successor's arrival too (stamp_in). */
+		if (arrival + port->ser_min > port->promised)
+			port->promised = arrival + port->ser_min;
+		/* In flight until it arrives (One end). */
+		if (arrival > d->busy_until)
+			d->busy_until = arrival;
 	}
 	if (port->cap)
-		capture_write(port->cap, events_now(d->q), buf, n);
+		capture_tx(d, port, buf, n, arrival);
 	daemon_mirror(port, buf, n);
 	port->tx_frames++;
 	if (port->io)
@@ -264,56 +405,168 @@ void daemon_transmit(struct daemon *d, int port_index, struct pkt *p, ps_t arriv
 	events_schedule(d->q, arrival, send_external, port);
 }
 
+static void go_realtime(struct daemon *d);
+
+/* ---- promises (docs/promises.md) --------------------------------------------- */
+
+/* S: the least promise of the ports (external ones included, as their last
+ * read); PS_NEVER for a node with no port. */
+static ps_t safe_time(const struct daemon *d)
+{
+	ps_t s = PS_NEVER;
+
+	for (int i = 0; i < d->nports; i++)
+		if (d->ports[i].promise_in < s)
+			s = d->ports[i].promise_in;
+	return s;
+}
+
+/* Every event before the floor has run, and no event the daemon has not run
+ * yet comes before it: min(S, the earliest pending event), and with a scale
+ * not beyond the clock.  A paced daemon's clock moves its promises a tick
+ * (half its least lookahead) at a time: two idle neighbours that answered
+ * each clock-driven promise with one of their own would never rest. */
+static ps_t floor_at(const struct daemon *d, uint64_t mono)
+{
+	ps_t f = d->safe, next = events_next(d->q);
+
+	if (next < f)
+		f = next;
+	if (!d->max) {
+		ps_t vt = vclock_at(&d->vc, mono);
+		vt -= vt % d->tick;
+		if (vt < f)
+			f = vt;
+	}
+	return f < d->floor ? d->floor : f;
+}
+
+static void send_promise(struct daemon *d, struct daemon_port *port, ps_t promise)
+{
+	uint8_t *buf = port->io ? port_tx_buf(port->io) : d->scratch;
+	size_t n = wire_promise_put(buf, d->t->nodes[port->peer].mac, d->me->mac, promise,
+				    port->tx_link_seq++);
+
+	port->promised = promise;
+	port->promises_tx++;
+	if (port->io)
+		port_tx_commit(port->io, n);
+}
+
+/* On each port to a daemon, the least arrival of anything still to come,
+ * sent only when it moves the peer forward. */
+static void send_promises(struct daemon *d, uint64_t mono)
+{
+	d->floor = floor_at(d, mono);
+	for (int i = 0; i < d->nports; i++) {
+		struct daemon_port *port = &d->ports[i];
+		ps_t p;
+		if (!port->stamped)
+			continue;
+		p = d->eng.tx_floor ? d->eng.tx_floor(d->eng.ctx, i, d->floor)
+				    : d->floor + d->links[i].delay;
+		if (p > port->promised)
+			send_promise(d, port, p);
+	}
+}
+
 /* ---- virtual time ----------------------------------------------------------- */
 
 ps_t daemon_vnow(const struct daemon *d)
 {
 	if (d->state == DAEMON_WAITING)
 		return 0;
+	if (d->max)
+		return d->floor;
 	return vclock_at(&d->vc, d->clock_ns(d->clock_ctx));
 }
 
-/* Run, in order, each event whose wall time is at or before mono: the
- * instant before the ports were last drained, so no frame that had arrived
- * by then is missing from the queue. */
+ps_t daemon_cmd_time(const struct daemon *d)
+{
+	ps_t t = d->state == DAEMON_RUNNING ? floor_at(d, d->clock_ns(d->clock_ctx)) : 0;
+
+	return t < events_now(d->q) ? events_now(d->q) : t;
+}
+
+/* Run, in order, each event before the safe time whose wall time (with a
+ * scale) is at or before mono: the instant before the ports were last
+ * drained, so no frame that had arrived by then is missing from the queue. */
 static uint64_t run_due(struct daemon *d, uint64_t mono)
 {
-	uint64_t n = 0;
+	uint64_t n = 0, due = 0;
+	size_t held;
 	ps_t t;
 
-	while (d->state == DAEMON_RUNNING && (t = events_next(d->q)) != PS_NEVER) {
-		uint64_t due = vclock_wall_ns(&d->vc, t);
-		if (due > mono)
+	while (d->state == DAEMON_RUNNING && (t = events_next(d->q)) < d->safe) {
+		if (!d->max && (due = vclock_wall_ns(&d->vc, t)) > mono)
 			break;
-		/* A daemon far behind (a scale too small for its load) still
-		 * returns to its loop every slice, to read its ports and answer
-		 * its control socket. */
+		/* A daemon with much to do still returns to its loop every
+		 * slice, to read its ports and answer its control socket. */
 		if ((n & 63) == 63 && d->clock_ns(d->clock_ctx) - mono > ADVANCE_SLICE_NS)
 			break;
-		daemon_hist_add(&d->late, (int64_t)(d->clock_ns(d->clock_ctx) - due));
+		if (!d->max)
+			daemon_hist_add(&d->late, (int64_t)(d->clock_ns(d->clock_ctx) - due));
 		if (!d->ran_any || t != d->run_time) {
 			d->run_time = t;
 			d->run_key_max = 0;
 		}
 		d->ran_any = true;
 		d->cur_key = EVENTS_KEY_ENGINE;
+		held = d->pool.in_use - d->rx_pending;
 		events_run_one(d->q);
 		if (d->cur_key > d->run_key_max)
 			d->run_key_max = d->cur_key;
+		/* A frame arrived, or one was held before or after: the
+		 * fabric was not empty at t (One end). */
+		if ((d->cur_key != EVENTS_KEY_ENGINE || held || d->pool.in_use - d->rx_pending) &&
+		    t > d->busy_until)
+			d->busy_until = t;
 		n++;
 	}
 	return n;
 }
 
-/* Every wake drains the ports before it runs anything, so while a timer
- * wake is due within poll_ns the ports need no watcher of their own: a
- * frame then waits at most poll_ns to be read, a quarter of the slack its
- * stamp gives it (link delay x scale), and a busy receiver wakes once per
- * frame where it woke twice.  Idle, the ports wake the daemon. */
-static void watch_ports(struct daemon *d, uint64_t at)
+/* The smallest lookahead of a port to a daemon, for a paced daemon's
+ * promise tick. */
+static ps_t min_lookahead(const struct daemon *d)
 {
-	bool watch = !at || at > d->clock_ns(d->clock_ctx) + d->poll_ns;
+	ps_t m = PS_NEVER;
 
+	for (int i = 0; i < d->nports; i++)
+		if (d->ports[i].stamped && d->links[i].delay + d->ports[i].ser_min < m)
+			m = d->links[i].delay + d->ports[i].ser_min;
+	return m;
+}
+
+/* With a scale, the next wake-up: the next event once it is safe and due;
+ * when S waits for an external port's read, the instant just after the
+ * next event; and while the clock holds the floor back, often enough (half
+ * the least lookahead) that the promises keep the neighbours going.  At max
+ * only frames wake the daemon. */
+static uint64_t next_wake(const struct daemon *d)
+{
+	ps_t next = events_next(d->q), s = d->safe, la = min_lookahead(d), ext = PS_NEVER;
+	uint64_t at = 0;
+
+	if (d->max || d->state != DAEMON_RUNNING)
+		return 0;
+	for (int i = 0; i < d->nports; i++)
+		if (!d->ports[i].stamped && d->ports[i].promise_in < ext)
+			ext = d->ports[i].promise_in;
+	if (next < s)
+		at = vclock_wall_ns(&d->vc, next);
+	else if (next != PS_NEVER && ext == s)
+		at = vclock_wall_ns(&d->vc, next) + 1;
+	if (la != PS_NEVER && d->floor < (next < s ? next : s)) {
+		uint64_t tick = vclock_wall_ns(&d->vc, d->floor - d->floor % d->tick + d->tick);
+		if (!at || tick < at)
+			at = tick;
+	}
+	return at;
+}
+
+static void watch_ports(struct daemon *d, bool watch)
+{
 	if (watch == d->ports_watched || !d->loop)
 		return;
 	for (int i = 0; i < d->nports; i++) {
@@ -327,33 +580,15 @@ static void watch_ports(struct daemon *d, uint64_t at)
 	d->ports_watched = watch;
 }
 
-/* A quarter of the smallest slack of a stamped port; frames from external
- * endpoints are stamped when read, so they are read at once. */
-static uint64_t poll_interval(const struct daemon *d)
-{
-	uint64_t p = UINT64_MAX;
-
-	for (int i = 0; i < d->nports; i++) {
-		uint64_t slack = d->links[i].delay * d->vc.scale / 1000;
-		if (!d->ports[i].stamped)
-			return 0;
-		if (slack / 4 < p)
-			p = slack / 4;
-	}
-	return p == UINT64_MAX ? 0 : p;
-}
-
 static void arm_timer(struct daemon *d)
 {
 	struct itimerspec its = {0};
-	ps_t next = events_next(d->q);
-	uint64_t at = 0;
+	uint64_t at = next_wake(d);
 
 	if (d->timer_fd < 0)
 		return;
-	if (d->state == DAEMON_RUNNING && next != PS_NEVER)
-		at = vclock_wall_ns(&d->vc, next);
-	watch_ports(d, at);
+	/* Frames wake the daemon whenever it waits for them. */
+	watch_ports(d, true);
 	if (at == d->armed_ns && !d->timer_fired)
 		return;
 	its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
@@ -371,30 +606,50 @@ static void check_violations(struct daemon *d)
 
 	if (!max || d->violations <= max || d->failed)
 		return;
-	d->failed = true;
-	d->state = DAEMON_STOPPING;
-	fprintf(stderr,
-		"%s %s: %llu causality violations exceed MaxViolations %llu: the scale is too "
-		"small for this machine\n",
-		d->prog, d->me->name, (unsigned long long)d->violations, (unsigned long long)max);
-	if (d->loop)
-		ev_break(d->loop, EVBREAK_ALL);
+	fault(d, FAULT_MAX_VIOLATIONS, "%llu causality violations exceed MaxViolations %llu",
+	      (unsigned long long)d->violations, (unsigned long long)max);
+}
+
+/* Waiting with an event pending that promises hold back. */
+static void wait_begin(struct daemon *d)
+{
+	ps_t next = events_next(d->q);
+
+	d->wait_since = 0;
+	if (d->state == DAEMON_RUNNING && next != PS_NEVER && next >= d->safe) {
+		d->wait_since = d->clock_ns(d->clock_ctx);
+		d->promise_waits++;
+	}
+}
+
+static void wait_end(struct daemon *d, uint64_t now)
+{
+	if (d->wait_since)
+		d->wait_ns += now - d->wait_since;
+	d->wait_since = 0;
 }
 
 void daemon_advance(struct daemon *d)
 {
 	uint64_t begin = d->clock_ns(d->clock_ctx);
 
-	while (d->state == DAEMON_RUNNING) {
-		uint64_t mono = d->clock_ns(d->clock_ctx), ran;
+	wait_end(d, begin);
+	while (d->state != DAEMON_STOPPING) {
+		uint64_t mono = d->clock_ns(d->clock_ctx), ran = 0;
+		bool running = d->state == DAEMON_RUNNING;
+		size_t in = drain_ports(d, running && !d->max ? vclock_at(&d->vc, mono) : 0);
 
-		drain_ports(d);
+		if (d->state != DAEMON_RUNNING)
+			break;
+		d->safe = safe_time(d);
 		ran = run_due(d, mono);
+		send_promises(d, mono);
 		flush_ports(d);
 		check_violations(d);
-		if (!ran || mono - begin > ADVANCE_SLICE_NS)
+		if ((!ran && !in) || d->clock_ns(d->clock_ctx) - begin > ADVANCE_SLICE_NS)
 			break;
 	}
+	wait_begin(d);
 	arm_timer(d);
 }
 
@@ -404,14 +659,26 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 		snprintf(err, errlen, "already started");
 		return false;
 	}
-	if (!epoch_ns || !scale) {
-		snprintf(err, errlen, "start needs an epoch and a scale >= 1");
+	if (!epoch_ns) {
+		snprintf(err, errlen, "start needs an epoch");
+		return false;
+	}
+	d->max = !scale;
+	for (int i = 0; d->max && i < d->nports; i++) {
+		if (d->ports[i].stamped)
+			continue;
+		snprintf(err, errlen,
+			 "scale max: port %d faces external endpoint %s, which makes no promises; "
+			 "give a scale",
+			 i, d->t->nodes[d->ports[i].peer].name);
 		return false;
 	}
 	d->vc.epoch_ns = epoch_ns;
 	d->vc.scale = scale;
-	d->poll_ns = poll_interval(d);
+	d->tick = min_lookahead(d) == PS_NEVER ? PS_PER_US : (min_lookahead(d) + 1) / 2;
 	d->state = DAEMON_RUNNING;
+	if (!d->max && d->loop)
+		go_realtime(d);
 	if (d->eng.start)
 		d->eng.start(d->eng.ctx);
 	daemon_advance(d);
@@ -535,7 +802,6 @@ bool daemon_open_io(struct daemon *d)
 		fprintf(stderr, "%s %s: libev: no event loop\n", d->prog, d->me->name);
 		return false;
 	}
-	go_realtime(d);
 	return open_signals(d) && open_ports(d) && daemon_mirrors_open(d) && open_timer(d) &&
 	       daemon_ctl_open(d);
 }
@@ -549,6 +815,15 @@ int daemon_run(struct daemon *d)
 }
 
 /* ---- the end ------------------------------------------------------------------- */
+
+static uint64_t promises(const struct daemon *d, bool sent)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < d->nports; i++)
+		n += sent ? d->ports[i].promises_tx : d->ports[i].promises_rx;
+	return n;
+}
 
 static void write_lateness(struct daemon *d)
 {
@@ -564,6 +839,10 @@ static void write_lateness(struct daemon *d)
 	csv_u64(c, daemon_hist_pct(&d->wake, 50));
 	csv_u64(c, daemon_hist_pct(&d->wake, 99));
 	csv_u64(c, d->wake.max);
+	csv_u64(c, promises(d, true));
+	csv_u64(c, promises(d, false));
+	csv_u64(c, d->promise_waits);
+	csv_u64(c, d->wait_ns);
 	csv_end(c);
 }
 
@@ -580,11 +859,13 @@ static void log_summary(const struct daemon *d)
 	}
 	fprintf(stderr,
 		"%s %s: %llu frames in (%llu stamped, %llu causality violations), %llu out, %llu "
-		"lost by the kernel; wakes: %llu timer, %llu port; lateness p50 %llu ns, p99 %llu "
-		"ns, max %llu ns\n",
+		"lost by the kernel; promises %llu out, %llu in, %llu waits (%llu us); wakes: %llu "
+		"timer, %llu port; lateness p50 %llu ns, p99 %llu ns, max %llu ns\n",
 		d->prog, d->me->name, (unsigned long long)d->frames, (unsigned long long)d->stamped,
 		(unsigned long long)d->violations, (unsigned long long)out,
-		(unsigned long long)dropped, (unsigned long long)d->wakes_timer,
+		(unsigned long long)dropped, (unsigned long long)promises(d, true),
+		(unsigned long long)promises(d, false), (unsigned long long)d->promise_waits,
+		(unsigned long long)(d->wait_ns / 1000), (unsigned long long)d->wakes_timer,
 		(unsigned long long)d->wakes_port,
 		(unsigned long long)daemon_hist_pct(&d->late, 50),
 		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);
@@ -598,8 +879,13 @@ bool daemon_finish(struct daemon *d)
 		log_summary(d);
 	d->state = DAEMON_STOPPING;
 	flush_ports(d);
+	/* One end (docs/promises.md): the final rows at T_end when the
+	 * launcher gave it. */
+	ps_t end = d->end ? d->end : events_now(d->q);
+	if (d->samples)
+		samples_finish(d->samples, end);
 	if (d->eng.finish)
-		d->eng.finish(d->eng.ctx, events_now(d->q));
+		d->eng.finish(d->eng.ctx, end);
 	for (int i = 0; i < d->nrecords; i++)
 		ok &= csv_close(d->records[i]);
 	d->nrecords = 0;
@@ -655,6 +941,7 @@ void daemon_destroy(struct daemon *d)
 		csv_close(d->records[i]);
 	if (d->lateness)
 		csv_close(d->lateness);
+	samples_free(d->samples);
 	if (d->q)
 		events_free(d->q);
 	pkt_pool_destroy(&d->pool);

@@ -2,21 +2,23 @@
  * Daemons; the daemon side of the launcher contract): arguments, the
  * topology and the node, one real port per link, the scaled clock, a libev
  * loop (a watcher per port, a timerfd for the next engine deadline, signal
- * watchers, the control socket), stamped frames in and out, lateness,
- * causality violations and MaxViolations, and the per-node records.
+ * watchers, the control socket), stamped and promise frames in and out,
+ * lateness, and the per-node records.
  *
- * A daemon is a discrete-event host whose clock never runs ahead of
- * virtual now (docs/architecture.md, Stamped frames, conservative lookahead):
- * it reads the clock, takes in every frame that has arrived, then runs
- * each event due by that instant with `now` = the event's own time, in the
- * order of docs/protocol.md §12 rule 16.  A frame from another daemon is queued
- * at the virtual arrival time its trailer carries; a frame from an external
- * endpoint at the virtual time it was received.  A stamped frame whose
- * (time, order key) is before an event the engine has already run cannot
- * take its place any more: it runs at once and counts as a causality
- * violation.  Frames the engine hands over leave at once with their
- * arrival time in the trailer, or, towards an external endpoint, at the
- * wall time of their virtual arrival with no trailer. */
+ * A daemon is one process of a conservative parallel discrete-event
+ * simulation whose messages are the real frames on its links
+ * (docs/promises.md).  Every frame to another daemon carries its virtual
+ * arrival time and the link's sequence number in a trailer; when a daemon
+ * has nothing to send on a port but can promise more, it sends a promise
+ * frame: no frame below P will come on this link any more.  A daemon's safe
+ * time S is the least promise of its ports; it runs every event earlier than
+ * S, in the order of docs/protocol.md §12 rule 16, and no other, so a frame can
+ * never arrive behind an event already run.  With a finite scale, an event
+ * also waits for its wall time (virtual time never runs ahead of
+ * (wall - epoch) / scale); with scale "max" (0) it runs as soon as it is
+ * safe.  A port facing an external endpoint makes no promises: it counts as
+ * having promised the virtual time of its last read, and its frames are
+ * stamped when they were received. */
 #ifndef EMULATOR_DAEMON_H
 #define EMULATOR_DAEMON_H
 
@@ -35,6 +37,9 @@
 
 struct capture;
 struct daemon;
+struct nic;
+struct samples;
+struct sw;
 
 /* ---- the command line (docs/cli.md) ----------------------------------- */
 
@@ -48,6 +53,7 @@ struct daemon_args {
 	bool capture;
 	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE, as mrcemu's */
 	int nsets;
+	ps_t sample_interval; /* --sample-interval: samples.csv; 0 = none */
 };
 
 /* Parse `prog --topology FILE --node NAME [--port IF]... [--ctl SOCK]
@@ -85,7 +91,8 @@ enum daemon_cmd_kind { CMD_STATUS, CMD_START, CMD_STATS, CMD_POST, CMD_PORT, CMD
 
 struct daemon_cmd {
 	enum daemon_cmd_kind kind;
-	uint64_t epoch_ns, scale; /* start */
+	uint64_t epoch_ns, scale; /* start (scale 0: max) */
+	ps_t end;		  /* stop: T_end, 0 when not given */
 	char dst[TOPO_NAME_MAX];  /* post */
 	uint64_t bytes;		  /* post */
 	int port;		  /* port */
@@ -101,6 +108,7 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
  * failed) and receives (done = RECV_COMPLETE). */
 struct daemon_progress {
 	uint64_t sends_finished, sends, receives_done, receives;
+	ps_t last_done; /* the last completion or failure (docs/promises.md, One end) */
 };
 
 struct daemon_engine {
@@ -121,6 +129,20 @@ struct daemon_engine {
 	void (*port_set_down)(void *ctx, int port, bool down);
 	/* The last records at virtual time `now` (final stats row, messages). */
 	void (*finish)(void *ctx, ps_t now);
+	/* The earliest virtual arrival at the far end of port of any frame the
+	 * engine can still hand over when no event before `from` is left
+	 * (docs/promises.md, lookahead).  NULL: from + the link delay. */
+	ps_t (*tx_floor)(void *ctx, int port, ps_t from);
+};
+
+/* Why a run cannot be trusted any more: each fails the daemon (exit 3) with
+ * one line naming it (docs/promises.md, faults). */
+enum daemon_fault {
+	FAULT_NONE,
+	FAULT_SEQUENCE_GAP,	     /* a frame of the link was lost by the kernel */
+	FAULT_PROMISE_BACKWARDS,     /* a promise below an earlier one */
+	FAULT_STAMP_BELOW_PROMISE,   /* a stamped frame below a promise */
+	FAULT_MAX_VIOLATIONS,	     /* more causality violations than allowed */
 };
 
 /* lateness-<node>.csv (daemon protocol, Records). */
@@ -129,7 +151,8 @@ extern const char DAEMON_LATENESS_HEADER[];
 /* Packets per slab of the pool, and so received-frame slots per slab. */
 #define DAEMON_RX_SLAB 1024
 
-/* SCHED_FIFO priority of a daemon's loop, when the system allows it. */
+/* SCHED_FIFO priority of a paced daemon's loop, when the system allows it
+ * (never at scale max, where no wake-up has a deadline). */
 #define DAEMON_RT_PRIORITY 10
 
 /* ---- the daemon ----------------------------------------------------------- */
@@ -146,6 +169,13 @@ struct daemon_port {
 	bool icrc;	 /* frames arriving here end with an ICRC */
 	uint32_t rx_id;	 /* receiving port of rule 16: node x 64 + port */
 	uint64_t rx_seq; /* frames received: the link's frame sequence */
+	/* promises (docs/promises.md) */
+	ps_t promise_in;	 /* the peer's latest promise (or a stamp's) */
+	ps_t promised;		 /* ours to the peer, sent or implied by a stamp */
+	ps_t ser_min;		 /* a minimum frame at the link's rate */
+	uint32_t tx_link_seq;	 /* sequence number of the next frame we send */
+	uint32_t rx_link_seq;	 /* the one we expect next */
+	uint64_t promises_tx, promises_rx;
 	struct capture *cap;
 	struct port *mirror; /* copies of this port's frames (daemon_mirror.c) */
 	struct pkt *ext_head, *ext_tail; /* frames waiting for their wall time */
@@ -162,6 +192,8 @@ struct daemon {
 	char outdir[4096];
 	char ctl_path[4096];
 	bool capture;
+	ps_t sample_interval;	 /* samples-<node>.csv every this long; 0 = none */
+	struct samples *samples; /* emulator/samples.h */
 
 	struct events *q;
 	struct pkt_pool pool;
@@ -188,6 +220,19 @@ struct daemon {
 	ps_t run_time;
 	uint64_t run_key_max, cur_key;
 
+	/* promises: the safe time and the floor of the last promises sent
+	 * (every event before it has run; docs/promises.md) */
+	bool max; /* scale "max": no pacing */
+	ps_t safe, floor;
+	ps_t tick; /* a paced floor moves by this much: half the least lookahead */
+	/* One end (docs/promises.md): the last instant a frame was in flight to
+	 * or held here, and T_end from `stop` (0: none) */
+	ps_t busy_until, end;
+	uint64_t rx_pending; /* frames read whose arrival has not come */
+	enum daemon_fault fault;
+	char fault_text[256];
+	uint64_t promise_waits, wait_ns, wait_since;
+
 	/* lateness-<node>.csv */
 	uint64_t frames, stamped, violations;
 	uint64_t rx_no_pkt;	/* frames dropped for want of a pkt */
@@ -202,7 +247,6 @@ struct daemon {
 	int timer_fd;
 	uint64_t armed_ns; /* the deadline the timerfd holds, 0 = none */
 	bool timer_fired;  /* it expired: re-arm (which also clears it) */
-	uint64_t poll_ns;  /* longest a frame may wait unread (daemon.c) */
 	bool ports_watched;
 	uint64_t wakes_timer, wakes_port;
 	void *timer_watcher, *sig_watchers;
@@ -241,7 +285,8 @@ void daemon_mirror(struct daemon_port *port, const uint8_t *frame, size_t len);
  * failure (1).  The records are not yet written: call daemon_finish. */
 int daemon_run(struct daemon *d);
 
-/* `start EPOCH SCALE`: the clock and the engine's workload. */
+/* `start EPOCH SCALE`: the clock and the engine's workload; scale 0 is
+ * "max" (no pacing). */
 bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err, size_t errlen);
 
 /* Execute one control line; reply gets the whole reply line ("ok ..." or
@@ -261,8 +306,20 @@ void daemon_frame_in(struct daemon *d, int port, const uint8_t *frame, size_t le
  * again until nothing is due; then set the timer for the next one. */
 void daemon_advance(struct daemon *d);
 
-/* Virtual now (0 before `start`). */
+/* Virtual now: with a scale, the clock's (0 before `start`); at max, the
+ * floor (every event before it has run). */
 ps_t daemon_vnow(const struct daemon *d);
+
+/* When a control command read now takes effect: min(S, the earliest pending
+ * event), not before the clock with a scale; never below a promise already
+ * sent (docs/promises.md, control commands). */
+ps_t daemon_cmd_time(const struct daemon *d);
+
+/* samples-<node>.csv of the daemon's engine (one of nic, sw) when
+ * --sample-interval asks for it; the launcher chooses the interval
+ * (samples_interval), so every daemon samples at the same times as `sim`.
+ * Returns false, after one line on stderr, when the record cannot be made. */
+bool daemon_samples_start(struct daemon *d, struct nic *nic, struct sw *sw);
 
 /* Engine finish, lateness-<node>.csv, captures and records closed.
  * Returns false if a record could not be written. */

@@ -57,8 +57,12 @@ static bool parse_start(char **w, int n, struct daemon_cmd *c, char *err, size_t
 			 w[1]);
 		return false;
 	}
+	if (!strcmp(w[2], "max")) {
+		c->scale = 0; /* as fast as the promises allow */
+		return true;
+	}
 	if (!parse_u64(w[2], &c->scale) || !c->scale) {
-		snprintf(err, errlen, "start: scale '%s' is not a whole number >= 1", w[2]);
+		snprintf(err, errlen, "start: scale '%s' is not a whole number >= 1 or max", w[2]);
 		return false;
 	}
 	return true;
@@ -124,6 +128,13 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 		snprintf(err, errlen, "empty command");
 		return false;
 	}
+	if (!strcmp(w[0], "stop") && n == 2) {
+		c->kind = CMD_STOP;
+		if (parse_u64(w[1], &c->end))
+			return true;
+		snprintf(err, errlen, "stop: T_end '%.40s' is not a virtual time in ps", w[1]);
+		return false;
+	}
 	if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "stop")) {
 		c->kind = !strcmp(w[0], "stop")	    ? CMD_STOP
 			  : !strcmp(w[0], "status") ? CMD_STATUS
@@ -164,11 +175,13 @@ static void status(struct daemon *d, char *reply, size_t len)
 		d->eng.progress(d->eng.ctx, &pr);
 	snprintf(reply, len,
 		 "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
-		 "late_max_ns=%llu",
+		 "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu",
 		 state_name(d->state), (unsigned long long)daemon_vnow(d),
 		 (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
 		 (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
-		 (unsigned long long)d->violations, (unsigned long long)d->late.max);
+		 (unsigned long long)d->violations, (unsigned long long)d->late.max,
+		 (unsigned long long)d->floor, (unsigned long long)d->busy_until,
+		 (unsigned long long)pr.last_done);
 }
 
 static void engine_command(struct daemon *d, const struct daemon_cmd *c, char *reply, size_t len)
@@ -183,6 +196,41 @@ static void engine_command(struct daemon *d, const struct daemon_cmd *c, char *r
 	text[0] = 0;
 	ok = d->eng.command(d->eng.ctx, c, text, sizeof(text));
 	snprintf(reply, len, "%s%s%s", ok ? "ok" : "error", text[0] ? " " : "", text);
+}
+
+/* `port N down|up` takes effect at the daemon's command time, so it never
+ * contradicts a promise already sent (docs/promises.md). */
+struct port_cmd {
+	struct daemon *d;
+	int port;
+	bool down;
+};
+
+static void port_set(void *arg, ps_t now)
+{
+	struct port_cmd *pc = arg;
+
+	(void)now;
+	if (pc->d->eng.port_set_down)
+		pc->d->eng.port_set_down(pc->d->eng.ctx, pc->port, pc->down);
+	free(pc);
+}
+
+static bool port_command(struct daemon *d, int port, bool down)
+{
+	struct port_cmd *pc;
+
+	if (d->state != DAEMON_RUNNING) {
+		if (d->eng.port_set_down)
+			d->eng.port_set_down(d->eng.ctx, port, down);
+		return true;
+	}
+	if (!(pc = malloc(sizeof(*pc))))
+		return false;
+	*pc = (struct port_cmd){.d = d, .port = port, .down = down};
+	events_schedule(d->q, daemon_cmd_time(d), port_set, pc);
+	daemon_advance(d);
+	return true;
 }
 
 static void stop(struct daemon *d)
@@ -223,16 +271,16 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 			snprintf(reply, len, "error %s", err);
 		return;
 	case CMD_PORT:
-		if (c.port >= d->nports) {
+		if (c.port >= d->nports)
 			snprintf(reply, len, "error port: %s has no port %d (it has %d)",
 				 d->me->name, c.port, d->nports);
-		} else {
-			if (d->eng.port_set_down)
-				d->eng.port_set_down(d->eng.ctx, c.port, c.down);
+		else if (!port_command(d, c.port, c.down))
+			snprintf(reply, len, "error port: out of memory");
+		else
 			snprintf(reply, len, "ok");
-		}
 		return;
 	case CMD_STOP:
+		d->end = c.end;
 		stop(d);
 		snprintf(reply, len, "ok");
 		return;

@@ -8,10 +8,11 @@
 
 #include "../pcap/capture.h"
 #include "daemon.h"
+#include "samples.h"
 
 const char DAEMON_LATENESS_HEADER[] =
     "node,frames,stamped,violations,late_p50_ns,late_p99_ns,late_max_ns,wake_p50_ns,"
-    "wake_p99_ns,wake_max_ns";
+    "wake_p99_ns,wake_max_ns,promises_sent,promises_received,promise_waits,promise_wait_ns";
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -28,14 +29,16 @@ int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage
 	    {"topology", required_argument, NULL, 't'}, {"node", required_argument, NULL, 'n'},
 	    {"port", required_argument, NULL, 'p'},	{"ctl", required_argument, NULL, 'C'},
 	    {"out", required_argument, NULL, 'o'},	{"capture", no_argument, NULL, 'c'},
-	    {"set", required_argument, NULL, 's'},	{"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0}};
+	    {"set", required_argument, NULL, 's'},
+	    {"sample-interval", required_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0}};
+	char why[128];
 	int c;
 
 	memset(a, 0, sizeof(*a));
 	optind = 0; /* glibc: a full restart, so tests may parse twice */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:cs:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:cs:S:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			a->topology = optarg;
@@ -63,6 +66,11 @@ int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage
 			if (a->nsets == TOPO_MAX_SETS)
 				return bad_arg(err, prog, "too many --set (allowed: 32)", NULL);
 			a->sets[a->nsets++] = optarg;
+			break;
+		case 'S':
+			if (!time_parse(optarg, &a->sample_interval, why, sizeof(why)) ||
+			    !a->sample_interval)
+				return bad_arg(err, prog, "--sample-interval: ", optarg);
 			break;
 		case 'h':
 			fputs(usage, out);
@@ -144,6 +152,7 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 		/* docs/architecture.md: trailers only on links to mrcemu daemons. */
 		port->stamped = d->t->nodes[tp->peer].kind != NODE_EXTERNAL;
 		port->rx_id = (uint32_t)(d->node * TOPO_MAX_PORTS + i); /* as mrcemu sim */
+		port->ser_min = time_serialize(WIRE_MIN_LEN, topology_port_rate(d->t, d->node, i));
 	}
 }
 
@@ -214,6 +223,22 @@ struct csv *daemon_record(struct daemon *d, const char *base, const char *header
 	return c;
 }
 
+bool daemon_samples_start(struct daemon *d, struct nic *nic, struct sw *sw)
+{
+	struct csv *c;
+
+	if (!d->sample_interval)
+		return true;
+	if (!(c = daemon_record(d, "samples", SAMPLES_HEADER)) ||
+	    !(d->samples = samples_new(d->q, c, d->sample_interval)) ||
+	    !(nic ? samples_add_nic(d->samples, nic) : samples_add_switch(d->samples, sw))) {
+		fprintf(stderr, "%s: samples: out of memory\n", d->prog);
+		return false;
+	}
+	samples_start(d->samples);
+	return true;
+}
+
 int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 		enum node_kind kind)
 {
@@ -231,8 +256,13 @@ int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 	}
 	if ((rc = init_node(d, a, kind)))
 		return rc;
+	if (!link_lookahead_check(d->t, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
 	init_ports(d, a);
 	d->capture = a->capture || d->t->emu.capture;
+	d->sample_interval = a->sample_interval;
 	if (!(d->q = events_new()) || !pkt_pool_init(&d->pool, DAEMON_RX_SLAB, 0)) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;

@@ -23,7 +23,9 @@
 
 #include "chakra.h"
 #include "launch_impl.h"
+#include "link.h"
 #include "records.h"
+#include "samples.h"
 
 #define READY_TIMEOUT_MS    15000 /* daemons answering state=waiting */
 #define STOP_TIMEOUT_MS	    30000 /* daemons flushing their records after stop */
@@ -44,6 +46,7 @@ struct daemon {
 	uint64_t answered_ns;
 	char state[16];
 	uint64_t vt, sends, sends_total, receives, receives_total, violations, late_max_ns;
+	uint64_t floor, busy, done; /* docs/promises.md, One end */
 };
 
 struct launch {
@@ -58,7 +61,11 @@ struct launch {
 	FILE *manifest; /* what this emulation made (launch_manifest.c) */
 	const char *const *sets; /* --set, passed on to every daemon */
 	int nsets;
+	bool max; /* --scale max */
+	uint64_t started_ns, run_ns; /* daemons started; wall time to the end */
+	ps_t end;		     /* T_end, once the workload is done */
 	ps_t until;
+	char sample_interval[32]; /* --sample-interval for the daemons, "" = none */
 	struct vclock clock;
 	sigset_t oldmask;
 	int sigfd;
@@ -213,12 +220,13 @@ static void signal_all(struct launch *l, int sig)
 
 static void send_stop(struct launch *l, int i)
 {
-	char reply[LAUNCH_REPLY_MAX];
+	char cmd[96], reply[LAUNCH_REPLY_MAX];
 
 	if (l->d[i].pid <= 0 || l->d[i].reaped || l->d[i].stopping)
 		return;
 	l->d[i].stopping = true;
-	if (!launch_ctl_send(l->d[i].ctl, "stop", reply, sizeof(reply), CTL_TIMEOUT_MS))
+	snprintf(cmd, sizeof(cmd), "stop %llu", (unsigned long long)l->end);
+	if (!launch_ctl_send(l->d[i].ctl, l->end ? cmd : "stop", reply, sizeof(reply), CTL_TIMEOUT_MS))
 		kill(l->d[i].pid, SIGTERM); /* a daemon also flushes on SIGTERM */
 }
 
@@ -385,9 +393,42 @@ static int dirs_make(struct launch *l, const char *outdir)
 	return 0;
 }
 
+static bool has_external(const struct topology *t)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_EXTERNAL)
+			return true;
+	return false;
+}
+
+/* docs/promises.md: `run` goes as fast as the promises allow unless told a
+ * scale; `up`, and any run with an external endpoint (which makes no
+ * promises, so needs the wall clock), take the topology's scale. */
+static int scale_choose(struct launch *l, const struct launch_options *o)
+{
+	char err[TOPO_ERR_MAX];
+	bool ext = has_external(l->t);
+
+	l->max = o->scale == LAUNCH_SCALE_MAX || (!o->scale && !strcmp(l->cmd, "run") && !ext);
+	l->clock.scale = l->max ? 1 : o->scale ? o->scale : l->t->emu.scale ? l->t->emu.scale : 2000;
+	if (l->max && ext) {
+		fprintf(l->report,
+			"mrcemu %s: --scale max: %s has an external endpoint, which makes no "
+			"promises; give a finite --scale\n",
+			l->cmd, o->topology);
+		return 2;
+	}
+	if (!link_lookahead_check(l->t, err, sizeof(err))) {
+		fprintf(l->report, "%s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
 static int load(struct launch *l, const struct launch_options *o)
 {
 	char err[TOPO_ERR_MAX], outdir[PATH_MAX];
+	int rc;
 
 	l->t = topology_load_set(o->topology, o->sets, o->nsets, err, sizeof(err));
 	if (!l->t) {
@@ -425,7 +466,12 @@ static int load(struct launch *l, const struct launch_options *o)
 		return fail(l, "out of memory");
 	l->capture = o->capture || l->t->emu.capture;
 	l->until = o->until ? o->until : l->t->emu.until;
-	l->clock.scale = o->scale ? o->scale : l->t->emu.scale ? l->t->emu.scale : 2000;
+	ps_t ivl = samples_interval(l->t, &l->w, l->until, o->report);
+	if (ivl)
+		snprintf(l->sample_interval, sizeof(l->sample_interval), "%llups",
+			 (unsigned long long)ivl);
+	if ((rc = scale_choose(l, o)))
+		return rc;
 	snprintf(l->rundir, sizeof(l->rundir), "%s/%s", LAUNCH_RUN_ROOT, l->t->emu.name);
 	snprintf(outdir, sizeof(outdir), "%s%s", o->outdir ? "" : "out/",
 		 o->outdir ? o->outdir : l->t->emu.name);
@@ -647,7 +693,7 @@ static int daemon_spawn(struct launch *l, int i)
 {
 	struct daemon *d = &l->d[i];
 	char bin[PATH_MAX + 16], err[256];
-	const char *argv[12 + 2 * TOPO_MAX_SETS] = {
+	const char *argv[14 + 2 * TOPO_MAX_SETS] = {
 	    bin, "--topology", l->topology, "--node", l->t->nodes[i].name,
 	    "--ctl", d->ctl, "--out", l->outdir};
 	int argc = 9;
@@ -655,6 +701,10 @@ static int daemon_spawn(struct launch *l, int i)
 
 	if (l->capture)
 		argv[argc++] = "--capture";
+	if (l->sample_interval[0]) {
+		argv[argc++] = "--sample-interval";
+		argv[argc++] = l->sample_interval;
+	}
 	for (int k = 0; k < l->nsets; k++) { /* the daemons see what we see */
 		argv[argc++] = "--set";
 		argv[argc++] = l->sets[k];
@@ -699,6 +749,9 @@ static bool status_parse(struct daemon *d, const char *reply)
 	launch_reply_u64(reply, "vt_ps", &d->vt);
 	launch_reply_u64(reply, "violations", &d->violations);
 	launch_reply_u64(reply, "late_max_ns", &d->late_max_ns);
+	launch_reply_u64(reply, "floor_ps", &d->floor);
+	launch_reply_u64(reply, "busy_ps", &d->busy);
+	launch_reply_u64(reply, "done_ps", &d->done);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
 		       reply_fraction(reply, "receives", &d->receives, &d->receives_total);
@@ -763,10 +816,14 @@ static int daemons_start(struct launch *l)
 
 	for (int i = 0; i < l->t->nnodes; i++)
 		n += l->d[i].pid > 0;
-	l->clock.epoch_ns =
-	    launch_mono_ns() + LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS;
-	snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)l->clock.epoch_ns,
-		 (unsigned long long)l->clock.scale);
+	/* At max nothing is paced: the epoch only names the start. */
+	l->clock.epoch_ns = launch_mono_ns() +
+			    (l->max ? 0 : LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS);
+	if (l->max)
+		snprintf(cmd, sizeof(cmd), "start %llu max", (unsigned long long)l->clock.epoch_ns);
+	else
+		snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)l->clock.epoch_ns,
+			 (unsigned long long)l->clock.scale);
 	for (int i = 0; i < l->t->nnodes; i++) {
 		if (l->d[i].pid <= 0)
 			continue;
@@ -775,6 +832,7 @@ static int daemons_start(struct launch *l)
 			return fail(l, "daemon %s: `%s`: %s", l->t->nodes[i].name, cmd, reply);
 		l->d[i].answered_ns = launch_mono_ns();
 	}
+	l->started_ns = launch_mono_ns();
 	return 0;
 }
 
@@ -803,6 +861,20 @@ static bool workload_done(const struct launch *l)
 	return true;
 }
 
+/* Where the emulation stands: the clock's virtual time, or at max the least
+ * a daemon has reached (its floor, docs/promises.md). */
+static ps_t virtual_now(const struct launch *l, uint64_t now)
+{
+	ps_t vt = PS_NEVER;
+
+	if (!l->max)
+		return vclock_at(&l->clock, now);
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].vt < vt)
+			vt = l->d[i].vt;
+	return vt == PS_NEVER ? 0 : vt;
+}
+
 /* docs/records.md: virtual time, messages done/total, violations, lateness. */
 static void progress_line(const struct launch *l, uint64_t now)
 {
@@ -817,7 +889,7 @@ static void progress_line(const struct launch *l, uint64_t now)
 	}
 	fprintf(stderr,
 		"\rmrcemu run: virtual %s  messages %llu/%llu  violations %llu  late max %s\033[K",
-		time_format(vclock_at(&l->clock, now), vt, sizeof(vt)), (unsigned long long)done,
+		time_format(virtual_now(l, now), vt, sizeof(vt)), (unsigned long long)done,
 		(unsigned long long)total, (unsigned long long)violations,
 		time_format(late * PS_PER_NS, lt, sizeof(lt)));
 }
@@ -837,6 +909,32 @@ static int status_all(struct launch *l, uint64_t now)
 		}
 	}
 	return 0;
+}
+
+/* One end (docs/promises.md): T_end is the last completion plus the drain,
+ * the last instant any daemon held a frame or had one in flight; it is
+ * known once every daemon's floor has passed it (every event up to it has
+ * run).  0 when the daemons do not settle within the stop timeout. */
+static ps_t end_find(struct launch *l)
+{
+	uint64_t give_up = launch_mono_ns() + STOP_TIMEOUT_MS * 1000000ULL;
+
+	for (;;) {
+		ps_t end = 0, floor = PS_NEVER;
+		for (int i = 0; i < l->t->nnodes; i++) {
+			const struct daemon *d = &l->d[i];
+			if (d->pid <= 0)
+				continue;
+			end = d->done > end ? d->done : end;
+			end = d->busy > end ? d->busy : end;
+			floor = d->floor < floor ? d->floor : floor;
+		}
+		if (floor > end)
+			return end;
+		if (signals_wait(l, 1) || died_early(l) || launch_mono_ns() > give_up ||
+		    status_all(l, launch_mono_ns()))
+			return 0;
+	}
 }
 
 /* Until the workload is done (every NIC: sends finished and receives done)
@@ -861,8 +959,12 @@ static int follow(struct launch *l)
 			next_progress = now + 200000000ULL;
 		}
 		if (now >= l->clock.epoch_ns &&
-		    (workload_done(l) || (l->until && vclock_at(&l->clock, now) >= l->until)))
+		    (workload_done(l) || (l->until && virtual_now(l, now) >= l->until))) {
+			l->run_ns = now - (l->max ? l->started_ns : l->clock.epoch_ns);
+			if (workload_done(l))
+				l->end = end_find(l);
 			break;
+		}
 	}
 	if (l->progress)
 		fputs("\r\033[K", stderr);
@@ -941,13 +1043,16 @@ static int merge(struct launch *l, struct launch_result *r)
 {
 	struct launch_lateness lat = {0};
 
-	if (!launch_merge(l->t, &l->w, l->outdir, &r->o, &lat, l->report))
+	if (!launch_merge(l->t, &l->w, l->outdir, l->end, &r->o, &lat, l->report))
 		return 1;
 	r->merged = true;
 	launch_chakra_summary(l->t, l->outdir, r->chakra_summary, sizeof(r->chakra_summary));
 	r->frames = lat.frames;
 	r->stamped = lat.stamped;
 	r->violations = lat.violations;
+	r->promises = lat.promises;
+	r->promise_waits = lat.promise_waits;
+	r->wait_ns = lat.wait_ns;
 	r->late_p50_ns = lat.late_p50_ns;
 	r->late_p99_ns = lat.late_p99_ns;
 	r->late_max_ns = lat.late_max_ns;
@@ -959,7 +1064,8 @@ static int finish(struct launch *l, struct launch_result *r)
 {
 	int rc;
 
-	r->end = vclock_at(&l->clock, launch_mono_ns());
+	r->end = l->end ? l->end : virtual_now(l, launch_mono_ns());
+	r->run_ns = l->run_ns;
 	stats_collect(l, r);
 	stop_daemons(l);
 	rc = exits_check(l);
@@ -979,7 +1085,8 @@ static void finish_interrupted(struct launch *l, struct launch_result *r)
 {
 	if (!l->clock.epoch_ns || r->merged)
 		return;
-	r->end = vclock_at(&l->clock, launch_mono_ns());
+	r->end = l->end ? l->end : virtual_now(l, launch_mono_ns());
+	r->run_ns = l->run_ns;
 	stats_collect(l, r);
 	stop_daemons(l);
 	merge(l, r);
@@ -1046,7 +1153,7 @@ int launch_run(const struct launch_options *o, struct launch_result *r, FILE *re
 	rc = prepare(&l, o);
 	if (!rc) {
 		l.progress = !o->quiet && isatty(2);
-		r->scale = l.clock.scale;
+		r->scale = l.max ? LAUNCH_SCALE_MAX : l.clock.scale;
 		snprintf(r->outdir, sizeof(r->outdir), "%s", l.outdir);
 		rc = bring_up(&l);
 		rc = rc ? rc : follow(&l);
@@ -1064,6 +1171,11 @@ int launch_run(const struct launch_options *o, struct launch_result *r, FILE *re
 	return rc;
 }
 
+double launch_effective_scale(const struct launch_result *r)
+{
+	return r->end ? (double)r->run_ns / ((double)r->end / (double)PS_PER_NS) : 0.0;
+}
+
 void launch_print_summary(const struct launch_result *r, FILE *out)
 {
 	char a[32], b[32], c[32], d[32];
@@ -1079,12 +1191,22 @@ void launch_print_summary(const struct launch_result *r, FILE *out)
 		time_format(r->late_max_ns * PS_PER_NS, c, 32));
 	if (r->violations)
 		fprintf(out,
-			"warning: %llu frames arrived after their virtual arrival time, so this "
-			"run may differ from mrcemu sim; use a larger --scale\n",
+			"warning: %llu frames arrived after their virtual arrival time, which "
+			"promises should make impossible: this run may differ from mrcemu sim\n",
 			(unsigned long long)r->violations);
-	fprintf(out, "virtual time: %s  scale: %llu  wall: %.3f s\nrecords: %s/\n",
-		time_format(r->end, d, 32), (unsigned long long)r->scale, r->wall_seconds,
-		r->outdir);
+	fprintf(out, "promises: %llu frames sent (%.1f%% of all frames), %llu waits, %.3f s waited\n",
+		(unsigned long long)r->promises,
+		r->promises + r->stamped ? 100.0 * (double)r->promises / (double)(r->promises + r->stamped)
+					 : 0.0,
+		(unsigned long long)r->promise_waits, (double)r->wait_ns / 1e9);
+	if (r->scale == LAUNCH_SCALE_MAX)
+		snprintf(a, sizeof(a), "max");
+	else
+		snprintf(a, sizeof(a), "%llu", (unsigned long long)r->scale);
+	fprintf(out,
+		"virtual time: %s  scale: %s  effective scale: %.0f wall ns per virtual ns  wall: "
+		"%.3f s\nrecords: %s/\n",
+		time_format(r->end, d, 32), a, launch_effective_scale(r), r->wall_seconds, r->outdir);
 }
 
 /* Each port and what is at its other end: " p0->s0:p1", and each mirror:

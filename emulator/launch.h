@@ -15,6 +15,10 @@
 #include "topology.h"
 #include "time.h"
 
+/* --scale max: no pacing, the daemons run as fast as their promises allow
+ * (docs/promises.md). */
+#define LAUNCH_SCALE_MAX UINT64_MAX
+
 /* Where the control sockets, pid files and daemon logs live. */
 #define LAUNCH_RUN_ROOT "/run/mrcemu"
 
@@ -23,23 +27,27 @@ struct launch_options {
 	const char *name;     /* NULL: the topology's [emulation] name */
 	const char *outdir;   /* NULL: out/<emulation name> */
 	bool capture;	      /* pcaps of every port (also `capture = on`) */
-	uint64_t scale;	      /* wall ns per virtual ns; 0: the topology's */
+	uint64_t scale;	      /* wall ns per virtual ns; 0: the default;
+				 LAUNCH_SCALE_MAX: as fast as promises allow */
 	ps_t until;	      /* 0: the topology's, else until the workload ends */
 	bool quiet;	      /* no progress line */
 	bool paused;	      /* up: start nothing until `mrcemu ctl start` */
 	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE, also given to
 					    every daemon */
 	int nsets;
+	bool report;	      /* a report will be written: samples.csv at SampleInterval */
 };
 
 /* What a run did, for the summary and for tests. */
 struct launch_result {
 	struct run_outcome o;
 	ps_t end; /* virtual time when the daemons were stopped */
-	uint64_t scale;
+	uint64_t scale; /* LAUNCH_SCALE_MAX: max */
 	uint64_t frames, stamped, violations;		/* over every daemon */
+	uint64_t promises, promise_waits, wait_ns;	/* over every daemon */
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* the worst daemon's */
 	double wall_seconds;
+	uint64_t run_ns; /* wall time from start to the end of the workload */
 	bool merged; /* the run ended and its records were merged */
 	char chakra_summary[4096]; /* a Chakra workload: nodes finished, rank finish */
 	char outdir[4096];
@@ -51,6 +59,10 @@ struct launch_result {
  * workload; 128 + the signal when SIGINT, SIGTERM or SIGHUP ended it.
  * Namespaces, links, daemons and the run folder are gone when it returns. */
 int launch_run(const struct launch_options *o, struct launch_result *r, FILE *report);
+
+/* Wall ns per virtual ns from start to the end of the workload: what a run
+ * really cost (docs/promises.md). */
+double launch_effective_scale(const struct launch_result *r);
 
 /* The end-of-run summary (docs/cli.md, Command line). */
 void launch_print_summary(const struct launch_result *r, FILE *out);

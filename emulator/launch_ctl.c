@@ -158,7 +158,7 @@ static bool merge_records(const struct launch_manifest *m, FILE *out, FILE *repo
 	}
 	if (t->workload[0] && !workload_load(t->workload, t, &w, err, sizeof(err)))
 		fprintf(report, "mrcemu down: %s\n", err);
-	ok = launch_merge(t, &w, m->outdir, &o, &lat, report);
+	ok = launch_merge(t, &w, m->outdir, 0, &o, &lat, report);
 	if (ok) {
 		outcome_write_json(&o, m->outdir, NULL, report);
 		outcome_print(&o, out);

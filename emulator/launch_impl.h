@@ -127,6 +127,7 @@ unsigned long long launch_pid_starttime(pid_t pid);
 
 struct launch_lateness {
 	uint64_t frames, stamped, violations;
+	uint64_t promises, promise_waits, wait_ns; /* sums */
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* worst daemon */
 };
 
@@ -137,9 +138,10 @@ void launch_clean_records(const struct topology *t, const char *dir);
 /* Merge the daemons' records in dir (driver.h, docs/records.md): messages.csv
  * in the workload's order (as `mrcemu sim` writes it; messages posted over
  * the control socket follow, by id), the time-ordered records sorted by
- * time_ps then node, lateness.csv; then remove the per-node files.  Fills
- * m and lat; false with one line on report on failure. */
-bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
+ * time_ps then node, without rows after T_end (end; 0: all), lateness.csv;
+ * then remove the per-node files.  Fills m and lat; false with one line on
+ * report on failure. */
+bool launch_merge(const struct topology *t, const struct workload *w, const char *dir, ps_t end,
 		  struct run_outcome *m, struct launch_lateness *lat, FILE *report);
 
 /* From the merged chakra.csv, the line the simulation prints first: nodes

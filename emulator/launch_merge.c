@@ -33,11 +33,12 @@ enum {
 /* Per-node files, "<base>-<node>.csv"; messages first, lateness last. */
 static const char *const per_node[] = {
     "messages", "mrc-transport-stats", "mrc-events", "mrc-monitor",
-    "mrc-cc",	"switch-stats",	       "chakra",     "lateness"};
+    "mrc-cc",	"switch-stats",	       "chakra",     "samples",
+    "lateness"};
 #define NPER_NODE (sizeof(per_node) / sizeof(per_node[0]))
 /* The records sorted by time_ps then node (docs/records.md, Records). */
 static const char *const timed[] = {"mrc-transport-stats", "mrc-events", "mrc-monitor", "mrc-cc",
-				    "switch-stats"};
+				    "switch-stats", "samples"};
 
 static void node_file(const char *dir, const char *base, const char *node, char *buf, size_t len)
 {
@@ -385,7 +386,9 @@ static int open_heads(const struct topology *t, const char *dir, const char *bas
 	return n;
 }
 
-static void merge_heads(struct head *h, int nnodes, FILE *out)
+/* Rows after T_end (end, 0: none) are a daemon's run-ahead: sim has none
+ * (docs/promises.md, One end). */
+static void merge_heads(struct head *h, int nnodes, ps_t end, FILE *out)
 {
 	for (;;) {
 		int best = -1;
@@ -395,12 +398,14 @@ static void merge_heads(struct head *h, int nnodes, FILE *out)
 				best = i;
 		if (best < 0)
 			return;
-		fprintf(out, "%s\n", h[best].rec);
+		if (!end || h[best].time <= end)
+			fprintf(out, "%s\n", h[best].rec);
 		head_next(&h[best]);
 	}
 }
 
-static bool merge_timed(const struct topology *t, const char *dir, const char *base, FILE *report)
+static bool merge_timed(const struct topology *t, const char *dir, const char *base, ps_t end,
+			FILE *report)
 {
 	struct head *h = calloc(t->nnodes, sizeof(*h));
 	char path[LAUNCH_PATH_MAX], *header = NULL;
@@ -413,7 +418,7 @@ static bool merge_timed(const struct topology *t, const char *dir, const char *b
 		out = records_create(path);
 		if (out) {
 			fprintf(out, "%s\n", header);
-			merge_heads(h, t->nnodes, out);
+			merge_heads(h, t->nnodes, end, out);
 		}
 		if (!out || fclose(out) != 0) {
 			fprintf(report, "mrcemu: %s: %s\n", path, strerror(errno));
@@ -440,13 +445,15 @@ static void max_into(uint64_t *into, uint64_t v)
 
 static void add_lateness(const char *header, char *rec, struct launch_lateness *lat)
 {
-	static const char *const names[] = {"frames",	   "stamped",	  "violations",
-					    "late_p50_ns", "late_p99_ns", "late_max_ns"};
-	uint64_t v[6] = {0};
+	static const char *const names[] = {
+	    "frames",	   "stamped",	    "violations",    "late_p50_ns",    "late_p99_ns",
+	    "late_max_ns", "promises_sent", "promise_waits", "promise_wait_ns"};
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	uint64_t v[N] = {0};
 	char *cells[64];
 	int n = split_cells(rec, cells, 64);
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < N; i++) {
 		int c = column(header, names[i]);
 		if (c >= 0 && c < n)
 			v[i] = strtoull(cells[c], NULL, 10);
@@ -457,6 +464,9 @@ static void add_lateness(const char *header, char *rec, struct launch_lateness *
 	max_into(&lat->late_p50_ns, v[3]);
 	max_into(&lat->late_p99_ns, v[4]);
 	max_into(&lat->late_max_ns, v[5]);
+	lat->promises += v[6];
+	lat->promise_waits += v[7];
+	lat->wait_ns += v[8];
 }
 
 static bool merge_lateness(const struct topology *t, const char *dir, struct launch_lateness *lat,
@@ -566,13 +576,13 @@ void launch_chakra_summary(const struct topology *t, const char *dir, char *buf,
 	free(finish);
 }
 
-bool launch_merge(const struct topology *t, const struct workload *w, const char *dir,
+bool launch_merge(const struct topology *t, const struct workload *w, const char *dir, ps_t end,
 		  struct run_outcome *m, struct launch_lateness *lat, FILE *report)
 {
 	bool ok = merge_messages(t, w, dir, m, report) && merge_chakra(t, dir, report);
 
 	for (size_t i = 0; ok && i < sizeof(timed) / sizeof(timed[0]); i++)
-		ok = merge_timed(t, dir, timed[i], report);
+		ok = merge_timed(t, dir, timed[i], end, report);
 	ok = ok && merge_lateness(t, dir, lat, report);
 	if (ok)
 		launch_clean_records(t, dir);

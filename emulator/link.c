@@ -97,3 +97,19 @@ enum link_verdict link_verdict(struct link_end *l, const struct pkt *p, ps_t sta
 	}
 	return LINK_PASS;
 }
+
+bool link_lookahead_check(const struct topology *t, char *err, size_t errlen)
+{
+	for (int i = 0; i < t->nlinks; i++) {
+		const struct topo_link *l = &t->links[i];
+		if (l->attrs.delay || t->nodes[l->a].kind == NODE_EXTERNAL ||
+		    t->nodes[l->b].kind == NODE_EXTERNAL)
+			continue;
+		snprintf(err, errlen,
+			 "%s:%d: [link %s %s]: delay 0 leaves two daemons no lookahead (a NIC "
+			 "hands a frame over as its serialization ends); give it a delay > 0",
+			 t->path, l->line, t->nodes[l->a].name, t->nodes[l->b].name);
+		return false;
+	}
+	return true;
+}

@@ -34,4 +34,9 @@ enum link_verdict link_verdict(struct link_end *l, const struct pkt *p, ps_t sta
 /* Whether the link is down at t (both ways). */
 bool link_is_down(const struct link_attrs *a, ps_t t);
 
+/* Zero lookahead (docs/promises.md): false with one line in err naming the
+ * first link between two daemons (not an external endpoint) whose delay is
+ * 0; `run`, `up` and the daemons refuse such a topology. */
+bool link_lookahead_check(const struct topology *t, char *err, size_t errlen);
+
 #endif

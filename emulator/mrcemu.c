@@ -13,6 +13,7 @@
 #include "import.h"
 #include "launch.h"
 #include "records.h"
+#include "report.h"
 #include "sim.h"
 #include "time.h"
 
@@ -78,6 +79,7 @@ static const char usage_main[] =
     "  down NAME|TOPOLOGY.ini stop an emulation, delete what it created (--stale, --all)\n"
     "  list                   the emulations running on this machine\n"
     "  ctl NODE COMMAND...    send a control command to a running daemon\n"
+    "  report OUTDIR [OUTDIR2] draw a run's records as a page (or compare two runs)\n"
     "  attributes             list every attribute with its default and range\n"
     "  export FORMAT          the topology's workload as Chakra traces or as CSV\n"
     "  import htsim TOPO CM -o DIR  an htsim scenario as a topology and workload\n"
@@ -99,7 +101,7 @@ static const char usage_main[] =
 
 static const char usage_sim[] =
     "Usage: mrcemu sim [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--seed N] [--until TIME]\n"
-    "                  [--set SECTION.ATTRIBUTE=VALUE]... [-q]\n"
+    "                  [--set SECTION.ATTRIBUTE=VALUE]... [-q] [--report]\n"
     "\n"
     "Run every NIC and switch of TOPOLOGY.ini in one process on a discrete-event clock,\n"
     "with the workload the file names.  Deterministic: two runs write byte-identical\n"
@@ -115,11 +117,15 @@ static const char usage_sim[] =
     "                     message has completed or failed, or at 1 s at the latest\n"
     SET_HELP
     "  -q, --quiet        no summary\n"
+    "  -r, --report       also sample queues, goodput and windows (samples.csv at\n"
+    "                     SampleInterval) and write OUTDIR/report/index.html\n"
+    "                     (mrcemu report --help)\n"
     "  -h, --help         this text\n"
     "\n"
     "Records (docs/records.md): messages.csv, mrc-transport-stats.csv, and with their\n"
-    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv; with a Chakra workload\n"
-    "([workload] chakra, docs/chakra.md) chakra.csv.\n"
+    "attributes mrc-events.csv, mrc-monitor.csv, mrc-cc.csv, switch-stats.csv,\n"
+    "samples.csv; with a Chakra workload ([workload] chakra, docs/chakra.md)\n"
+    "chakra.csv.\n"
     "\n"
     "Exit status: 0 every message completed with its bytes verified; 1 some did not\n"
     "(each is reported with the reason); 2 bad arguments or a bad topology or workload.\n";
@@ -179,6 +185,7 @@ static int cmd_sim(int argc, char **argv)
 					     {"until", required_argument, NULL, 'u'},
 					     {"set", required_argument, NULL, 'X'},
 					     {"quiet", no_argument, NULL, 'q'},
+					     {"report", no_argument, NULL, 'r'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct sim_options o = {.topology = DEFAULT_TOPOLOGY};
@@ -186,7 +193,7 @@ static int cmd_sim(int argc, char **argv)
 	char err[256], *end;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cs:u:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:cs:u:qrh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.outdir = optarg;
@@ -213,6 +220,9 @@ static int cmd_sim(int argc, char **argv)
 			if (!add_set(o.sets, &o.nsets, optarg))
 				return bad_usage("sim", "--set: more than 32 (allowed: at most 32)");
 			break;
+		case 'r':
+			o.report = true;
+			break;
 		case 'h':
 			fputs(usage_sim, stdout);
 			return 0;
@@ -228,7 +238,59 @@ static int cmd_sim(int argc, char **argv)
 	rc = sim_run(&o, &r, stderr);
 	if (rc != 2 && !o.quiet)
 		sim_print_summary(&r, stdout);
+	if (rc != 2 && o.report && report_write(r.outdir, NULL, NULL, o.quiet, stderr))
+		rc = rc ? rc : 1;
 	return rc;
+}
+
+static const char usage_report[] =
+    "Usage: mrcemu report OUTDIR [OUTDIR2] [-o DIR] [-q]\n"
+    "\n"
+    "Draw the records of the run in OUTDIR as one page, OUTDIR/report/index.html: the\n"
+    "run's summary and its figures (completion times, a timeline of every message,\n"
+    "goodput, congestion windows, switch queues, the spray, retransmissions and RTT\n"
+    "samples), each a PNG beside the page with the CSV it was drawn from.  The page\n"
+    "needs no network.  A figure whose records were off says which attribute turns\n"
+    "them on; the time series come from samples.csv (mrcemu sim --report, or\n"
+    "SampleInterval).  With OUTDIR2, a comparison of the two runs instead (overlaid\n"
+    "completion-time distributions, medians and p99 and their differences), in\n"
+    "OUTDIR/compare/index.html.  Needs /usr/bin/python3 with matplotlib.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --out DIR   write the page and its files in DIR instead\n"
+    "  -q, --quiet     do not print the page's path\n"
+    "  -h, --help      this text\n"
+    "\n"
+    "Exit status: 0 written; 1 it could not be written; 2 bad arguments or no run\n"
+    "records in OUTDIR.\n";
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
+					     {"quiet", no_argument, NULL, 'q'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	const char *page_dir = NULL;
+	bool quiet = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		if (c == 'o')
+			page_dir = optarg;
+		else if (c == 'q')
+			quiet = true;
+		else if (c == 'h') {
+			fputs(usage_report, stdout);
+			return 0;
+		} else
+			return bad_option("report");
+	}
+	if (optind == argc)
+		return bad_usage("report", "needs the folder of a run (OUTDIR)");
+	if (argc - optind > 2)
+		return bad_usage("report", "two run folders at most");
+	return report_write(argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL, page_dir,
+			    quiet, stderr);
 }
 
 static int cmd_attributes(int argc, char **argv)
@@ -244,33 +306,37 @@ static int cmd_attributes(int argc, char **argv)
 }
 
 static const char usage_run[] =
-    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N] [--until TIME]\n"
-    "                  [--name NAME] [--set SECTION.ATTRIBUTE=VALUE]... [-q]\n"
+    "Usage: mrcemu run [TOPOLOGY.ini] [-o OUTDIR] [--capture] [--scale N|max] [--until TIME]\n"
+    "                  [--name NAME] [--set SECTION.ATTRIBUTE=VALUE]... [-q] [--report]\n"
     "\n"
     "Run TOPOLOGY.ini (default " DEFAULT_TOPOLOGY ") as real daemons: one network\n"
     "namespace per node (mrc-<emulation>-<node>), one veth pair per link (port N of a\n"
     "node is interface pN; MTU 9000, no IP address, IPv6 off), and one nicd or\n"
     "switchd per NIC or switch, started in its namespace from the folder mrcemu is\n"
     "in.  The daemons exchange real RoCEv2 frames, each stamped with its virtual\n"
-    "arrival time, and run the same engines as `mrcemu sim` in virtual time scaled\n"
-    "from the wall clock: virtual ns = wall ns / N.  mrcemu starts them all on one\n"
+    "arrival time, and run the same engines as `mrcemu sim` in virtual time, kept\n"
+    "exact by promises: each daemon runs an event only when its neighbours have promised\n"
+    "that no frame can still arrive before it, so the result is `mrcemu sim`'s at\n"
+    "any speed and under any load (docs/promises.md).  mrcemu starts them all on one\n"
     "epoch, follows them over their control sockets, stops them when every message\n"
     "has completed (or TIME passes), merges their records into OUTDIR, prints a\n"
     "summary, and removes every namespace, link, daemon and socket, also when a\n"
     "daemon dies or mrcemu gets SIGINT, SIGTERM or SIGHUP.  Needs root.\n"
     "\n"
-    "A frame that reaches a daemon after its stamp is a causality violation: it is\n"
-    "counted (summary, lateness.csv), never hidden.  With none, messages.csv is\n"
-    "byte-identical to the one `mrcemu sim` writes for the same topology.  A larger\n"
-    "N is slower and safer: wall jitter must stay below link delay x N.\n"
+    "The records are byte-identical to the ones `mrcemu sim` writes for the same\n"
+    "topology.  A frame the kernel lost (a gap in a link's sequence numbers) or a\n"
+    "broken promise fails the run with its reason; causality violations cannot\n"
+    "happen and are still counted (summary, lateness.csv).\n"
     "\n"
     "Options:\n"
     "  -o, --out OUTDIR   where records go (default out/<emulation name>)\n"
     "  -c, --capture      every daemon writes OUTDIR/pcap/NODE-PORT.pcap of the frames\n"
     "                     its ports send and receive, nanosecond timestamps in virtual\n"
     "                     time (wireshark -X lua_script:pcap/mrc.lua FILE)\n"
-    "  -S, --scale N      wall ns per virtual ns, a whole number >= 1 (default: the\n"
-    "                     topology's [emulation] scale, 2000 if unset)\n"
+    "  -S, --scale N|max  max (the default without [external] nodes): as fast as the\n"
+    "                     promises allow; N: also never ahead of the wall clock,\n"
+    "                     virtual ns = wall ns / N (default with [external] nodes:\n"
+    "                     the topology's [emulation] scale, 2000 if unset)\n"
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: [emulation]\n"
     "                     until, else when every message has completed\n"
     "  -n, --name NAME    the emulation's name instead of the topology's [emulation]\n"
@@ -278,6 +344,8 @@ static const char usage_run[] =
     "                     Names), so one topology can run twice side by side\n"
     SET_HELP
     "  -q, --quiet        no progress line and no summary\n"
+    "  -r, --report       the daemons also write samples.csv (at SampleInterval), and\n"
+    "                     at the end OUTDIR/report/index.html (mrcemu report --help)\n"
     "  -h, --help         this text\n"
     "\n"
     "While it runs, a progress line (virtual time, messages done/total, violations)\n"
@@ -316,7 +384,8 @@ static const char usage_up[] =
     "  -o, --out OUTDIR   where the daemons write records (default out/<emulation>);\n"
     "                     `mrcemu down` merges them there\n"
     "  -c, --capture      per-port pcaps in OUTDIR/pcap, virtual-time stamps\n"
-    "  -S, --scale N      wall ns per virtual ns (default: the topology's, 2000)\n"
+    "  -S, --scale N|max  wall ns per virtual ns (default: the topology's, 2000);\n"
+    "                     max: as fast as the promises allow (no [external] nodes)\n"
     "  -P, --paused       build and start the daemons, but leave them waiting (no CPU,\n"
     "                     virtual time 0) until `mrcemu ctl start`: attach taps first\n"
     "  -n, --name NAME    the emulation's name instead of the topology's\n"
@@ -396,14 +465,18 @@ static const char usage_ctl[] =
     "Exit status: 0 the reply is ok; 1 it is an error (printed); 2 bad arguments,\n"
     "or no such daemon is running, or it did not answer.\n";
 
-/* "N" >= 1, for --scale. */
+/* "N" >= 1 or "max", for --scale. */
 static bool parse_scale(const char *s, uint64_t *scale)
 {
 	char *end;
 
+	if (!strcmp(s, "max")) {
+		*scale = LAUNCH_SCALE_MAX;
+		return true;
+	}
 	errno = 0;
 	*scale = strtoull(s, &end, 10);
-	return !errno && *s && *s != '-' && !*end && *scale >= 1;
+	return !errno && *s && *s != '-' && !*end && *scale >= 1 && *scale != LAUNCH_SCALE_MAX;
 }
 
 /* The options `run` and `up` share; returns -1 when parsing may go on, else
@@ -422,7 +495,8 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'S':
 		if (!parse_scale(optarg, &o->scale))
 			return bad_usage(cmd,
-					 "--scale: not a whole number >= 1 (allowed: 1..2^64-1)");
+					 "--scale: not max or a whole number >= 1 (allowed: max, "
+					 "1..2^64-2)");
 		return -1;
 	case 'u':
 		if (!until_parse(optarg, &o->until, err, sizeof(err)))
@@ -437,6 +511,9 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 	case 'X':
 		if (!add_set(o->sets, &o->nsets, optarg))
 			return bad_usage(cmd, "--set: more than 32 (allowed: at most 32)");
+		return -1;
+	case 'r':
+		o->report = true;
 		return -1;
 	case 'h':
 		fputs(usage, stdout);
@@ -455,13 +532,14 @@ static int cmd_run(int argc, char **argv)
 					     {"name", required_argument, NULL, 'n'},
 					     {"set", required_argument, NULL, 'X'},
 					     {"quiet", no_argument, NULL, 'q'},
+					     {"report", no_argument, NULL, 'r'},
 					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	struct launch_options o = {.topology = DEFAULT_TOPOLOGY};
 	struct launch_result r;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:cS:u:n:qh", opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "o:cS:u:n:qrh", opts, NULL)) != -1)
 		if ((rc = launch_option("run", c, &o, usage_run)) >= 0)
 			return rc;
 	if (optind < argc)
@@ -472,6 +550,8 @@ static int cmd_run(int argc, char **argv)
 	rc = launch_run(&o, &r, stderr);
 	if (r.merged && !o.quiet)
 		launch_print_summary(&r, stdout);
+	if (r.merged && o.report && report_write(r.outdir, NULL, NULL, o.quiet, stderr))
+		rc = rc ? rc : 1;
 	return rc;
 }
 
@@ -703,7 +783,7 @@ int main(int argc, char **argv)
 		    {"run", cmd_run},	{"up", cmd_up},
 		    {"down", cmd_down}, {"ctl", cmd_ctl},
 		    {"export", cmd_export}, {"import", cmd_import}, {"list", cmd_list},
-		    {"wireshark-plugin", cmd_wireshark_plugin}};
+		    {"wireshark-plugin", cmd_wireshark_plugin}, {"report", cmd_report}};
 
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		printf("mrcemu %s\n", MRCEMU_VERSION);

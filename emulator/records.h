@@ -33,6 +33,15 @@ void csv_end(struct csv *c);
  * stderr with the file's name. */
 bool csv_close(struct csv *c);
 
+/* Rewrite the time-ordered record at path (time_ps, node, ...) in the order
+ * `mrcemu run`'s merge gives it: by time, then by rank(node) (the node's
+ * index in the topology), rows of one time and node kept in their order.
+ * sim writes rows as its events run, interleaving the nodes of one
+ * picosecond; both hosts then agree byte for byte (docs/promises.md).
+ * False with errno set on failure. */
+bool records_sort_by_time_node(const char *path, int (*rank)(void *ctx, const char *node),
+			       void *ctx);
+
 /* mkdir -p; the folder itself must belong to the user running or to root
  * (as root, writing into another user's folder would follow what that user
  * planted there); says why on stderr when it does not. */

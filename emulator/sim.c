@@ -23,6 +23,7 @@
 #include "hmap.h"
 #include "link.h"
 #include "records.h"
+#include "samples.h"
 #include "topology.h"
 #include "workload.h"
 
@@ -77,6 +78,8 @@ struct sim {
 	struct csv *messages;
 	struct csv *chakra_nodes; /* chakra.csv */
 	struct csv *switch_stats;
+	struct csv *samples_csv;
+	struct samples *samples; /* samples.csv, or NULL */
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
 	bool progress;	    /* a progress line on stderr (a terminal, not -q) */
@@ -381,6 +384,29 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 	return ok;
 }
 
+/* samples.csv when SampleInterval (or --report) asks for it. */
+static bool start_samples(struct sim *s, const struct sim_options *o, const char *dir,
+			  FILE *report)
+{
+	ps_t ivl = samples_interval(s->t, &s->w, o->until ? o->until : s->t->emu.until, o->report);
+	bool ok = true;
+
+	if (!ivl)
+		return true;
+	s->samples_csv = open_record(dir, "samples.csv", SAMPLES_HEADER, report, &ok);
+	if (ok && !(s->samples = samples_new(s->q, s->samples_csv, ivl)))
+		ok = false;
+	for (int i = 0; ok && i < s->t->nnodes; i++) {
+		if (s->nodes[i].sw)
+			ok = samples_add_switch(s->samples, s->nodes[i].sw);
+		else if (s->nodes[i].nic)
+			ok = samples_add_nic(s->samples, s->nodes[i].nic);
+	}
+	if (ok)
+		samples_start(s->samples);
+	return ok;
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 static uint64_t nic_get(const void *nic, const char *name)
@@ -554,6 +580,7 @@ static void sim_free(struct sim *s)
 		chakra_exec_destroy(&s->cx);
 		chakra_free(&s->trace);
 	}
+	samples_free(s->samples);
 	free(s->nodes);
 	if (s->q)
 		events_free(s->q);
@@ -562,15 +589,30 @@ static void sim_free(struct sim *s)
 	topology_free(s->t);
 }
 
+static int node_rank(void *ctx, const char *node)
+{
+	return topology_find(ctx, node);
+}
+
+/* The time-ordered records end in the order `mrcemu run` merges them (by
+ * time, then node), so both hosts agree byte for byte (docs/promises.md). */
 static bool close_records(struct sim *s)
 {
 	bool ok = true;
-	struct csv *all[] = {s->rec.stats, s->rec.events, s->rec.monitor,
-			     s->rec.cc,	   s->messages,	  s->switch_stats, s->chakra_nodes};
+	struct csv *timed[] = {s->rec.stats, s->rec.events, s->rec.monitor, s->rec.cc,
+			       s->switch_stats, s->samples_csv};
+	char path[4096];
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (all[i] && !csv_close(all[i]))
-			ok = false;
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+		if (!timed[i])
+			continue;
+		snprintf(path, sizeof(path), "%s", timed[i]->path);
+		ok &= csv_close(timed[i]) && records_sort_by_time_node(path, node_rank, s->t);
+	}
+	if (s->messages && !csv_close(s->messages))
+		ok = false;
+	if (s->chakra_nodes && !csv_close(s->chakra_nodes))
+		ok = false;
 	return ok;
 }
 
@@ -622,6 +664,8 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 		if (!build_node(&s, i, r->outdir, report))
 			goto out;
 	connect_wires(&s);
+	if (!start_samples(&s, o, r->outdir, report))
+		goto out;
 	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s) ||
 	    (s.chakra && !chakra_exec_init(&s.cx, s.t, &s.trace, s.q, nic_of, &s))) {
 		fprintf(report, "mrcemu: out of memory\n");
@@ -645,6 +689,8 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	r->auto_rtt = s.t->auto_rtt;
 	r->events = events_executed(s.q);
 	r->o.messages = s.w.count;
+	if (s.samples)
+		samples_finish(s.samples, r->end);
 	summarize(&s, r, report);
 	if (!s.chakra)
 		driver_write_messages(&s.driver, s.messages);

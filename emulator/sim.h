@@ -26,6 +26,7 @@ struct sim_options {
 	bool quiet;    /* no progress line */
 	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE */
 	int nsets;
+	bool report;   /* a report will be written: samples.csv at SampleInterval */
 };
 
 /* What a run did, for the summary and for tests. */

@@ -638,7 +638,7 @@ void wire_trim(struct pkt *p)
 	p->payload_len = 0;
 }
 
-void wire_trailer_put(uint8_t *at, ps_t arrival)
+void wire_trailer_put(uint8_t *at, ps_t arrival, uint32_t seq)
 {
 	if (arrival > WIRE_TRAILER_MAX_PS)
 		arrival = WIRE_TRAILER_MAX_PS;
@@ -646,11 +646,12 @@ void wire_trailer_put(uint8_t *at, ps_t arrival)
 	at[1] = 0x52;
 	put16(at + 2, (uint32_t)(arrival >> 32));
 	put32(at + 4, (uint32_t)arrival);
+	put32(at + 8, seq);
 }
 
 /* docs/architecture.md, Stamped frames: the trailer sits right after the IP total
  * length and counts only with its magic, so padding is never a stamp. */
-bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival)
+bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival, uint32_t *seq)
 {
 	const uint8_t *t;
 	size_t end;
@@ -665,6 +666,30 @@ bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival)
 	if (t[0] != 0x4D || t[1] != 0x52)
 		return false;
 	*arrival = (ps_t)get16(t + 2) << 32 | get32(t + 4);
+	*seq = get32(t + 8);
+	return true;
+}
+
+size_t wire_promise_put(uint8_t *frame, const uint8_t dst[6], const uint8_t src[6], ps_t promise,
+			uint32_t seq)
+{
+	memset(frame, 0, WIRE_PROMISE_LEN);
+	memcpy(frame, dst, 6);
+	memcpy(frame + 6, src, 6);
+	put16(frame + 12, WIRE_ETHERTYPE_PROMISE);
+	memcpy(frame + WIRE_ETH_LEN, "MRP1", 4);
+	put64(frame + WIRE_ETH_LEN + 4, promise);
+	put32(frame + WIRE_ETH_LEN + 12, seq);
+	return WIRE_PROMISE_LEN;
+}
+
+bool wire_promise_get(const uint8_t *frame, size_t len, ps_t *promise, uint32_t *seq)
+{
+	if (len < WIRE_ETH_LEN + 16 || get16(frame + 12) != WIRE_ETHERTYPE_PROMISE ||
+	    memcmp(frame + WIRE_ETH_LEN, "MRP1", 4))
+		return false;
+	*promise = get64(frame + WIRE_ETH_LEN + 4);
+	*seq = get32(frame + WIRE_ETH_LEN + 12);
 	return true;
 }
 

@@ -31,10 +31,13 @@
 #define WIRE_NETH_LEN 20
 #define WIRE_PETH_LEN 16
 #define WIRE_ICRC_LEN 4
-#define WIRE_TRAILER_LEN 8
+#define WIRE_TRAILER_LEN 12
 
 /* Ethernet + FCS around the IP datagram: wire size = nominal + 18. */
 #define WIRE_FRAMING (WIRE_ETH_LEN + WIRE_FCS_LEN)
+/* No frame an engine builds is shorter on the wire than its headers up to
+ * the BTH: the minimum frame of a daemon's lookahead (docs/promises.md). */
+#define WIRE_MIN_LEN (WIRE_FRAMING + WIRE_IPV4_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN)
 /* IP datagram of a data packet without payload or TSETH: 60 bytes, so a
  * data packet is payload + 78 on the wire (seed, Segmentation). */
 #define WIRE_DATA_OVERHEAD                                                       \
@@ -294,13 +297,28 @@ static inline int32_t wire_psn_diff(uint32_t a, uint32_t b)
 	return d > 0x800000 ? d - 0x1000000 : d;
 }
 
-/* The 8-byte virtual-arrival trailer after the IP datagram: "MR" then the
- * arrival time in ps, 48 bits big-endian (docs/architecture.md). */
+/* The 12-byte virtual-arrival trailer after the IP datagram: "MR", the
+ * arrival time in ps (48 bits big-endian, docs/architecture.md, Stamped frames),
+ * then the link's sequence number (32 bits big-endian), which stamped and
+ * promise frames share (docs/promises.md). */
 #define WIRE_TRAILER_MAX_PS ((1ULL << 48) - 1)
-void wire_trailer_put(uint8_t *at, ps_t arrival);
+void wire_trailer_put(uint8_t *at, ps_t arrival, uint32_t seq);
 /* Looks for a trailer right after the IP datagram of a frame of len bytes;
- * returns true and the stamp only when the magic is there. */
-bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival);
+ * returns true, the stamp and the sequence only when the magic is there. */
+bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival, uint32_t *seq);
+
+/* A promise frame (docs/promises.md): a minimum Ethernet frame with
+ * EtherType 0x88B5 (IEEE local experimental), then "MRP1", the promise in
+ * ps (64 bits big-endian) and the link's sequence number (32 bits): no frame
+ * with a virtual arrival below the promise comes on this link any more. */
+#define WIRE_ETHERTYPE_PROMISE 0x88B5
+#define WIRE_PROMISE_LEN       60 /* without the FCS: Ethernet's minimum */
+/* Build one into frame (WIRE_PROMISE_LEN bytes); returns its length. */
+size_t wire_promise_put(uint8_t *frame, const uint8_t dst[6], const uint8_t src[6], ps_t promise,
+			uint32_t seq);
+/* Whether frame is a promise frame (EtherType and magic); if so its promise
+ * and sequence. */
+bool wire_promise_get(const uint8_t *frame, size_t len, ps_t *promise, uint32_t *seq);
 
 /* A pool of packets: no allocation per packet.  It grows
  * by slabs of slab_size packets, at most max_pkts in all (0: no limit). */

@@ -17,7 +17,7 @@
 
 static const char usage[] =
     "Usage: nicd --topology FILE --node NAME [--port IF]... [--ctl SOCK] [--out DIR]\n"
-    "            [--capture]\n"
+    "            [--capture] [--sample-interval TIME]\n"
     "\n"
     "The MRC NIC daemon: runs NIC NAME of the topology on a real interface, in\n"
     "scaled virtual time, as `mrcemu run` starts it inside the node's network\n"
@@ -32,6 +32,9 @@ static const char usage[] =
     "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"
     "  -o, --out DIR        records folder (default out/<emulation>)\n"
     "  -c, --capture        DIR/pcap/NAME-0.pcap, virtual-time nanosecond stamps\n"
+    "  -S, --sample-interval TIME\n"
+    "                       DIR/samples-NAME.csv every TIME of virtual time (the\n"
+    "                       launcher gives it for `mrcemu run --report`)\n"
     "  -h, --help           this text\n"
     "\n"
     "Control commands, one a line: status, start EPOCH_NS SCALE, stats,\n"
@@ -56,6 +59,7 @@ struct nicd {
 	struct nic_records rec;
 	struct csv *messages;
 	uint64_t next_id; /* for `post` */
+	ps_t last_done; /* the last completion or failure here (T_end) */
 };
 
 /* ---- the engine's host --------------------------------------------------- */
@@ -71,6 +75,8 @@ static void completion(void *ctx, enum nic_completion what, const struct nic_msg
 {
 	struct nicd *n = ctx;
 
+	if (what != SEND_COMPLETE)
+		n->last_done = now;
 	/* A ctl post or an external sender's message is the driver's, even
 	 * when a Chakra trace drives the NIC. */
 	if (n->chakra && !driver_has(&n->driver, m->msg_id))
@@ -83,6 +89,7 @@ static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
 {
 	struct nicd *n = ctx;
 
+	n->last_done = now;
 	if (n->chakra && !driver_has(&n->driver, m->msg_id))
 		chakra_exec_failed(&n->cx, n->d.node, m, now);
 	else
@@ -137,6 +144,7 @@ static void progress(void *ctx, struct daemon_progress *pr)
 	pr->sends_finished = n->driver.sends_finished;
 	pr->receives = n->driver.receives;
 	pr->receives_done = n->driver.receives_done;
+	pr->last_done = n->last_done;
 }
 
 static void port_set_down(void *ctx, int port, bool down)
@@ -178,7 +186,7 @@ static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t
 {
 	const struct topology *t = n->d.t;
 	int dst = topology_find(t, c->dst);
-	ps_t now = daemon_vnow(&n->d);
+	ps_t now = daemon_cmd_time(&n->d);
 
 	if (n->d.state != DAEMON_RUNNING)
 		return snprintf(reply, len, "post: not started"), false;
@@ -205,6 +213,12 @@ static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t l
 		return post(n, c, reply, len);
 	snprintf(reply, len, "nicd does not take this command");
 	return false;
+}
+
+static ps_t tx_floor(void *ctx, int port, ps_t from)
+{
+	(void)port;
+	return nic_tx_floor(((struct nicd *)ctx)->nic, from);
 }
 
 static void finish(void *ctx, ps_t now)
@@ -299,6 +313,8 @@ static int build(struct nicd *n)
 		fprintf(stderr, "nicd %s: out of memory\n", d->me->name);
 		return 1;
 	}
+	if (!daemon_samples_start(d, n->nic, NULL))
+		return 1;
 	n->next_id = DAEMON_POST_FIRST_ID;
 	d->eng = (struct daemon_engine){.ctx = n,
 					.receive = receive,
@@ -307,7 +323,8 @@ static int build(struct nicd *n)
 					.progress = progress,
 					.command = command,
 					.port_set_down = port_set_down,
-					.finish = finish};
+					.finish = finish,
+					.tx_floor = tx_floor};
 	return 0;
 }
 

@@ -114,10 +114,20 @@ uint64_t nic_open_messages(const struct nic *nic);
  * open sending QPs), for tests. */
 uint64_t nic_monitor_kept(const struct nic *nic);
 
+/* Write this NIC's samples.csv rows (emulator/samples.h). */
+void nic_sample(struct nic *nic, struct csv *c, ps_t now);
+
 /* Counters, by name, for summaries and tests. */
 uint64_t nic_counter(const struct nic *nic, const char *name);
 
 /* The port's state, for daemons and the control socket. */
 void nic_port_set_down(struct nic *nic, bool down);
+
+/* The earliest virtual arrival at the far end of any frame the NIC can still
+ * hand over, when no event before `from` is left to run (docs/promises.md):
+ * the frame being serialized arrives at its own time (it is handed over at
+ * the end of its serialization, seed: Packets on the wire); one not yet
+ * started no earlier than from + a minimum frame's serialization + delay. */
+ps_t nic_tx_floor(const struct nic *nic, ps_t from);
 
 #endif

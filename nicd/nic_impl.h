@@ -303,6 +303,8 @@ struct nic {
 	events_id stats_timer;
 	ps_t last_stats;
 	uint64_t stats_rows;
+	uint64_t sample_rx; /* rx_data_bytes at the last samples.csv row */
+	ps_t sample_at;
 };
 
 /* qp.c — queue pairs, groups, destinations */

@@ -149,6 +149,16 @@ static ps_t serialization_time(const struct nic_port *port, uint32_t len)
 	return port->ps_per_byte ? len * port->ps_per_byte : time_serialize(len, port->rate);
 }
 
+ps_t nic_tx_floor(const struct nic *nic, ps_t from)
+{
+	const struct nic_port *port = &nic->port;
+
+	if (port->on_wire)
+		return port->on_wire_start + serialization_time(port, wire_len(port->on_wire)) +
+		       port->delay;
+	return from + serialization_time(port, WIRE_MIN_LEN) + port->delay;
+}
+
 /* Control ahead of waiting data (seed, Packet marking). */
 static void port_start(struct nic *nic, ps_t now)
 {

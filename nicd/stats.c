@@ -165,6 +165,89 @@ void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t
 	csv_end(nic->rec.cc);
 }
 
+/* ---- samples.csv (emulator/samples.h) ----------------------------------- */
+
+struct group_ref {
+	uint32_t peer_ip, qpn;
+	const struct nic_group *g;
+};
+
+static int cmp_group_ref(const void *a, const void *b)
+{
+	const struct group_ref *x = a, *y = b;
+
+	if (x->peer_ip != y->peer_ip)
+		return x->peer_ip < y->peer_ip ? -1 : 1;
+	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
+}
+
+static void sample_cells(struct csv *c, ps_t now, const char *node, const char *kind)
+{
+	csv_u64(c, now);
+	csv_str(c, node);
+	csv_str(c, kind);
+	for (int e = 0; e < 8; e++) /* the switch queue columns */
+		csv_str(c, "");
+}
+
+/* Entropy values in SKIP and in ASSUMED_BAD, over every destination. */
+static void spray_states(const struct nic *nic, uint64_t *skip, uint64_t *bad)
+{
+	*skip = *bad = 0;
+	for (size_t i = 0; nic->dests.slots && i <= nic->dests.mask; i++) {
+		const struct nic_dest *d = nic->dests.slots[i].val;
+		if (!d)
+			continue;
+		*bad += d->nbad;
+		for (uint32_t k = 0; k < nic->a.entropy_count; k++)
+			*skip += d->state[k] == EV_SKIP;
+	}
+}
+
+/* The NIC's delivered payload bytes and goodput since its last sample, its
+ * entropy values in SKIP and ASSUMED_BAD,
+ * then the cwnd and bytes in flight of every group that has a sending QP,
+ * by peer address (and QPN, for groups of one QP). */
+void nic_sample(struct nic *nic, struct csv *c, ps_t now)
+{
+	size_t n = 0, cap = nic->send_qps.count;
+	struct group_ref *refs = cap ? malloc(cap * sizeof(*refs)) : NULL;
+	ps_t dt = now - nic->sample_at;
+	uint64_t skip, bad;
+
+	spray_states(nic, &skip, &bad);
+	sample_cells(c, now, nic->name, "nic");
+	csv_u64(c, nic->c.rx_data_bytes);
+	csv_u64(c, dt ? (uint64_t)((double)(nic->c.rx_data_bytes - nic->sample_rx) * 8 *
+				   (double)PS_PER_S / (double)dt)
+		      : 0);
+	csv_u64(c, skip);
+	csv_u64(c, bad);
+	for (int e = 0; e < 3; e++)
+		csv_str(c, "");
+	csv_end(c);
+	nic->sample_rx = nic->c.rx_data_bytes;
+	nic->sample_at = now;
+	for (size_t i = 0; refs && i <= nic->send_qps.mask; i++) {
+		const struct nic_qp_send *sq = nic->send_qps.slots[i].val;
+		if (sq && sq->group && n < cap)
+			refs[n++] = (struct group_ref){sq->peer_ip, sq->qpn, sq->group};
+	}
+	qsort(refs, n, sizeof(*refs), cmp_group_ref);
+	for (size_t i = 0; i < n; i++) {
+		if (i && refs[i].g == refs[i - 1].g)
+			continue;
+		sample_cells(c, now, nic->name, "group");
+		for (int e = 0; e < 4; e++) /* the NIC columns */
+			csv_str(c, "");
+		csv_ipv4(c, refs[i].peer_ip);
+		csv_u64(c, refs[i].g->cwnd);
+		csv_u64(c, refs[i].g->inflight);
+		csv_end(c);
+	}
+	free(refs);
+}
+
 /* docs/protocol.md §3: the role a codepoint names. */
 const char *nic_role_name(const struct nic *nic, uint8_t dscp)
 {

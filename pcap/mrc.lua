@@ -1,8 +1,10 @@
 -- pcap/mrc.lua — Wireshark/tshark dissector for MRC (Multipath Reliable
 -- Connection), the RoCEv2 extension mrcemu emulates.  Decodes every header of
 -- docs/protocol.md section 1 (BTH with MRC's A/C/RTX/TS flags, METH, TSETH, RETH,
--- AETH, SETH, CC_STATE, NETH, PETH, trimmed packets, the optional ICRC) and
--- the 8-byte virtual-arrival trailer of docs/architecture.md ("Stamped frames").
+-- AETH, SETH, CC_STATE, NETH, PETH, trimmed packets, the optional ICRC), the
+-- 12-byte virtual-arrival trailer (arrival time and the link's sequence
+-- number) and the daemons' promise frames, EtherType 0x88B5 (protocol "mrp";
+-- docs/promises.md).
 --
 -- Load:   tshark -X lua_script:pcap/mrc.lua -r capture.pcap
 --         or copy to ~/.local/lib/wireshark/plugins/
@@ -27,7 +29,7 @@ local ROCE_PORT = 4791
 -- Header sizes, docs/protocol.md section 1.
 local BTH_LEN, METH_LEN, TSETH_LEN, RETH_LEN = 12, 4, 4, 16
 local AETH_LEN, SETH_LEN, CC_LEN, NETH_LEN, PETH_LEN = 4, 28, 8, 20, 16
-local ICRC_LEN, TRAILER_LEN = 4, 8
+local ICRC_LEN, TRAILER_LEN = 4, 12
 
 local OP_WRITE_FIRST, OP_WRITE_MIDDLE, OP_WRITE_LAST = 0xC6, 0xC7, 0xC8
 local OP_WRITE_LAST_IMM, OP_WRITE_ONLY, OP_WRITE_ONLY_IMM = 0xC9, 0xCA, 0xCB
@@ -162,6 +164,7 @@ local f = {
 	an_answered_by = ProtoField.framenum("mrc.analysis.answered_by",
 		"Answered (SACK, ACK or NACK) in frame", base.NONE, frametype.RESPONSE),
 	an_rtt = ProtoField.relative_time("mrc.analysis.rtt", "RTT to the data packet"),
+	trailer_seq = ProtoField.uint32("mrc.trailer.seq", "Link sequence number", base.DEC),
 }
 
 local field_list = {}
@@ -1011,10 +1014,11 @@ function mrc.prefs_changed()
 	claim_entropy_ports()
 end
 
--- Virtual-arrival trailer: 8 bytes after the IP datagram, "MR" then the
--- arrival time in ps, 48 bits big-endian (docs/architecture.md, Stamped frames).
--- The Ethernet dissector offers the bytes after the IP datagram to its
--- "eth.trailer" heuristic list, whole (any FCS guess comes after).
+-- Virtual-arrival trailer: 12 bytes after the IP datagram, "MR", the
+-- arrival time in ps (48 bits big-endian) and the link's sequence number
+-- (32 bits) (docs/promises.md).  The Ethernet dissector offers the bytes
+-- after the IP datagram to its "eth.trailer" heuristic list, whole (any FCS
+-- guess comes after).
 local function dissect_trailer(tvb, pinfo, tree)
 	if tvb:len() < TRAILER_LEN or tvb(0, 2):uint() ~= 0x4D52 then
 		return false
@@ -1023,8 +1027,44 @@ local function dissect_trailer(tvb, pinfo, tree)
 	t:add(f.trailer_magic, tvb(0, 2))
 	local stamp = tvb(2, 6):uint64()
 	t:add(f.trailer_stamp, tvb(2, 6), stamp)
-	t:append_text(", arrival " .. tostring(stamp) .. " ps")
+	t:add(f.trailer_seq, tvb(8, 4))
+	t:append_text(", arrival " .. tostring(stamp) .. " ps, seq " .. tvb(8, 4):uint())
 	return true
 end
+
+-- Promise frames between two daemons (docs/promises.md): EtherType 0x88B5,
+-- "MRP1", the promise in ps (64 bits) and the link's sequence number (32
+-- bits), big-endian: no frame below the promise comes on this link any
+-- more.
+local mrp = Proto("mrp", "MRC promise")
+local PROMISE_LEN = 16
+local pf = {
+	magic = ProtoField.string("mrp.magic", "Magic"),
+	promise = ProtoField.uint64("mrp.promise", "Promise (ps)", base.DEC),
+	seq = ProtoField.uint32("mrp.seq", "Link sequence number", base.DEC),
+}
+mrp.fields = {pf.magic, pf.promise, pf.seq}
+local ef_promise_short = ProtoExpert.new("mrp.short", "Promise frame too short",
+	expert.group.MALFORMED, expert.severity.ERROR)
+mrp.experts = {ef_promise_short}
+
+function mrp.dissector(tvb, pinfo, tree)
+	pinfo.cols.protocol = "MRP"
+	local t = tree:add(mrp, tvb(0, math.min(tvb:len(), PROMISE_LEN)))
+	if tvb:len() < PROMISE_LEN or tvb(0, 4):string() ~= "MRP1" then
+		t:add_proto_expert_info(ef_promise_short)
+		pinfo.cols.info = "MRC promise (malformed)"
+		return tvb:len()
+	end
+	local promise = tvb(4, 8):uint64()
+	t:add(pf.magic, tvb(0, 4))
+	t:add(pf.promise, tvb(4, 8))
+	t:add(pf.seq, tvb(12, 4))
+	t:append_text(", " .. tostring(promise) .. " ps, seq " .. tvb(12, 4):uint())
+	pinfo.cols.info = "Promise " .. tostring(promise) .. " ps, seq " .. tvb(12, 4):uint()
+	return tvb:len()
+end
+
+DissectorTable.get("ethertype"):add(0x88B5, mrp)
 
 mrc:register_heuristic("eth.trailer", dissect_trailer)

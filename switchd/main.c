@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "Usage: switchd --topology FILE --node NAME [--port IF]... [--ctl SOCK] [--out DIR]\n"
-    "               [--capture]\n"
+    "               [--capture] [--sample-interval TIME]\n"
     "\n"
     "The switch daemon: runs [switch NAME] of the topology with one real interface per\n"
     "link, in scaled virtual time, as `mrcemu run` starts it inside the node's network\n"
@@ -25,6 +25,9 @@ static const char usage[] =
     "  -C, --ctl SOCK       control socket (default /run/mrcemu/<emulation>/NAME.ctl)\n"
     "  -o, --out DIR        records folder (default out/<emulation>)\n"
     "  -c, --capture        DIR/pcap/NAME-PORT.pcap, virtual-time nanosecond stamps\n"
+    "  -S, --sample-interval TIME\n"
+    "                       DIR/samples-NAME.csv every TIME of virtual time (the\n"
+    "                       launcher gives it for `mrcemu run --report`)\n"
     "  -h, --help           this text\n"
     "\n"
     "Control commands, one a line: status, start EPOCH_NS SCALE, stats,\n"
@@ -104,6 +107,11 @@ static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t l
 	return true;
 }
 
+static ps_t tx_floor(void *ctx, int port, ps_t from)
+{
+	return sw_tx_floor(((struct switchd *)ctx)->sw, port, from);
+}
+
 static void finish(void *ctx, ps_t now)
 {
 	sw_finish(((struct switchd *)ctx)->sw, now);
@@ -130,11 +138,14 @@ static int build(struct switchd *s)
 		fprintf(stderr, "%s:%d: %s\n", d->t->path, d->me->line, err);
 		return 2;
 	}
+	if (!daemon_samples_start(d, NULL, s->sw))
+		return 1;
 	d->eng = (struct daemon_engine){.ctx = s,
 					.receive_frame = receive_frame,
 					.command = command,
 					.port_set_down = port_set_down,
-					.finish = finish};
+					.finish = finish,
+					.tx_floor = tx_floor};
 	return 0;
 }
 

@@ -65,7 +65,7 @@ struct sw_queue {
  * peaks, enqueued/dequeued/bytes) fills the first cache line. */
 struct sw_class {
 	_Alignas(64) struct sw_queue q;
-	uint32_t peak, peak_ivl; /* queue bytes: at most 1.5 x 1 GiB */
+	uint32_t peak, peak_ivl, peak_sample; /* queue bytes: at most 1.5 x 1 GiB */
 	struct sw_counters c;
 };
 
@@ -395,6 +395,8 @@ static bool push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
 		port->cls[tc].peak_ivl = (uint32_t)q->bytes;
 	if (q->bytes > port->cls[tc].peak)
 		port->cls[tc].peak = (uint32_t)q->bytes;
+	if (q->bytes > port->cls[tc].peak_sample)
+		port->cls[tc].peak_sample = (uint32_t)q->bytes;
 	return true;
 }
 
@@ -551,6 +553,14 @@ static enum sw_drop verdict_drop(enum link_verdict v)
 }
 
 static void port_free(void *arg, ps_t now);
+
+ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from)
+{
+	const struct sw_port *p = &sw->ports[port];
+	ps_t start = from > p->busy_until ? from : p->busy_until;
+
+	return start + serialization_time(p, WIRE_MIN_LEN) + p->delay;
+}
 
 /* Seed, Packets on the wire: the frame is serialized over [now, end) and
  * reaches the far end one link delay after `end`, unless the link loses it
@@ -733,6 +743,39 @@ static void stats_tick(void *arg, ps_t now)
 
 	stats_rows(sw, now, false);
 	events_schedule(sw->ev, now + sw->a.stats_interval, stats_tick, sw);
+}
+
+/* samples.csv (emulator/samples.h): every port and class that ever saw
+ * traffic, its queue now and its peak since the last sample, and its
+ * totals of trims, drops and ECN marks. */
+void sw_sample(struct sw *sw, struct csv *c, ps_t now)
+{
+	for (int i = 0; i < sw->nports; i++) {
+		struct sw_port *port = &sw->ports[i];
+		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+			struct sw_class *k = &port->cls[tc];
+			uint64_t dropped = 0;
+			if (!(port->seen >> tc & 1))
+				continue;
+			for (int d = 0; d < SW_DROP_COUNT; d++)
+				dropped += k->c.drops[d];
+			csv_u64(c, now);
+			csv_str(c, sw->name);
+			csv_str(c, "queue");
+			csv_u64(c, (uint64_t)port->index);
+			csv_u64(c, (uint64_t)tc);
+			csv_str(c, port->peer_name);
+			csv_u64(c, k->q.bytes);
+			csv_u64(c, k->peak_sample);
+			csv_u64(c, k->c.trimmed);
+			csv_u64(c, dropped);
+			csv_u64(c, k->c.ecn_marked);
+			for (int e = 0; e < 7; e++) /* the NIC and group columns */
+				csv_str(c, "");
+			csv_end(c);
+			k->peak_sample = (uint32_t)k->q.bytes;
+		}
+	}
 }
 
 void sw_finish(struct sw *sw, ps_t now)

@@ -78,6 +78,17 @@ int sw_route(const struct sw *sw, const struct pkt *p);
  * counted as drop_port_down (docs/protocol.md §9, Faults). */
 void sw_port_set_down(struct sw *sw, int port, bool down);
 
+/* The earliest virtual arrival at the far end of port's link of any frame the
+ * switch can still send there, when no event before `from` is left to run
+ * (docs/promises.md): a frame is handed over when its serialization starts,
+ * at max(from, the end of the one on the wire), so it arrives no earlier
+ * than that + a minimum frame's serialization + the link delay. */
+ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from);
+
+/* Write one samples.csv row per port and class that saw traffic
+ * (emulator/samples.h), and start the next sample's peak. */
+void sw_sample(struct sw *sw, struct csv *c, ps_t now);
+
 /* Write the final switch-stats rows. */
 void sw_finish(struct sw *sw, ps_t now);
 

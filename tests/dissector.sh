@@ -443,25 +443,47 @@ else
 	fail "port 319 to 319 is still PTP"
 fi
 
-# --- Virtual-arrival trailer (docs/architecture.md, Stamped frames) ---------------
-# Vector 4 (the ACK) followed by "MR" + 1234567890 ps, then by zeros.
+# --- Virtual-arrival trailer (docs/promises.md) --------------------------------
+# Vector 4 (the ACK) followed by "MR" + 1234567890 ps + sequence 7, then by
+# zeros.
 ack="02 00 00 00 00 01 02 00 00 00 00 02 08 00 45 44 00 2c 00 00 40 00 40 11 26 7b 0a 00 00 02 0a 00 00 01 01 04 12 b7 00 18 00 00 d1 00 ff ff 00 00 01 00 00 00 00 01 1f 00 00 01"
 {
-	printf '000000 %s 4d 52 00 00 49 96 02 d2\n' "$ack"
-	printf '000000 %s 00 00 00 00 00 00 00 00\n' "$ack"
-	printf '000000 %s 4d 52 ff ff ff ff ff ff\n' "$ack"
+	printf '000000 %s 4d 52 00 00 49 96 02 d2 00 00 00 07\n' "$ack"
+	printf '000000 %s 00 00 00 00 00 00 00 00 00 00 00 00\n' "$ack"
+	printf '000000 %s 4d 52 ff ff ff ff ff ff ff ff ff ff\n' "$ack"
 } >"$tmp/trailer.txt"
 text2pcap -q "$tmp/trailer.txt" "$tmp/trailer.pcap" 2>>"$tmp/stderr"
-load_fields "$tmp/trailer.pcap" t mrc.trailer.stamp mrc.opcode mrc.aeth.msn
+load_fields "$tmp/trailer.pcap" t mrc.trailer.stamp mrc.trailer.seq mrc.opcode mrc.aeth.msn
 expect_frames t trailer <<'EOF'
 1 mrc.trailer.stamp 1234567890
+1 mrc.trailer.seq 7
 1 mrc.opcode 0xd1
 1 mrc.aeth.msn 1
 2 mrc.trailer.stamp -
 2 mrc.opcode 0xd1
 3 mrc.trailer.stamp 281474976710655
+3 mrc.trailer.seq 4294967295
 EOF
 check_clean trailer "$tmp/trailer.pcap"
+
+# --- Promise frames (docs/promises.md) ----------------------------------------
+# h1 to h0: EtherType 0x88B5, "MRP1", promise 0x0102030405 ps, sequence 42,
+# zero padding to 60 bytes; then one cut after the magic.
+{
+	printf '000000 02 00 00 00 00 01 02 00 00 00 00 02 88 b5 4d 52 50 31 00 00 00 01 02 03 04 05 00 00 00 2a'
+	printf ' 00%.0s' $(seq 30)
+	printf '\n000000 02 00 00 00 00 01 02 00 00 00 00 02 88 b5 4d 52 50 31 00 00\n'
+} >"$tmp/promise.txt"
+text2pcap -q "$tmp/promise.txt" "$tmp/promise.pcap" 2>>"$tmp/stderr"
+load_fields "$tmp/promise.pcap" p mrp.promise mrp.seq _ws.col.Protocol _ws.expert.message
+expect_frames p promise <<'EOF'
+1 mrp.promise 4328719365
+1 mrp.seq 42
+1 _ws.col.Protocol MRP
+1 _ws.expert.message -
+2 mrp.promise -
+2 _ws.expert.message Promise frame too short
+EOF
 
 # --- Every frame kind, as the codec sees it (build/tests/mrc-frames) --------
 if [ ! -x "$MRC_FRAMES" ]; then

@@ -204,6 +204,30 @@ static void expect_ok(enum attr_scope scope, void *obj, const char *name, const 
 	}
 }
 
+/* SampleInterval is a time or a word: auto (the default) or off. */
+static void test_sample_interval_words(void **state)
+{
+	const struct attr_def *d = config_find(ATTR_EMULATION, "SampleInterval");
+	struct emulation_attrs emu;
+	char text[64];
+
+	(void)state;
+	config_emulation_defaults(&emu);
+	assert_true(emu.sample_interval == EMU_SAMPLE_AUTO);
+	assert_string_equal(config_format(d, &emu, text, sizeof text), "auto");
+	expect_ok(ATTR_EMULATION, &emu, "SampleInterval", "off");
+	assert_true(emu.sample_interval == EMU_SAMPLE_OFF);
+	assert_string_equal(config_format(d, &emu, text, sizeof text), "off");
+	expect_ok(ATTR_EMULATION, &emu, "SampleInterval", "10us");
+	assert_int_equal(emu.sample_interval, 10 * PS_PER_US);
+	assert_string_equal(config_format(d, &emu, text, sizeof text), "10us");
+	expect_error(ATTR_EMULATION, "SampleInterval", "0",
+		     "SampleInterval: 0 is out of range (allowed: auto, off, 1ns..1000s)");
+	expect_error(ATTR_EMULATION, "SampleInterval", "often",
+		     "SampleInterval: \"often\": not a number (expected digits, then a time unit: "
+		     "ps, ns, us, ms or s) (allowed: auto, off, 1ns..1000s)");
+}
+
 static void test_set_errors_name_the_range(void **state)
 {
 	(void)state;
@@ -350,8 +374,8 @@ static void test_checks(void **state)
  * its scope, and nothing else is; fields do not overlap. */
 static void test_registry_is_complete(void **state)
 {
-	static const char *const emu[] = {"name",  "seed",    "scale",
-					  "until", "capture", "MaxViolations"};
+	static const char *const emu[] = {"name",	   "seed",	    "scale",	     "until",
+					  "capture", "MaxViolations", "SampleInterval"};
 	static const char *const nic[] = {"ip",
 					  "MSS",
 					  "MaxPSNRange",
@@ -412,7 +436,7 @@ static void test_registry_is_complete(void **state)
 					 "EnableSwitchStats", "SwitchStatsReportInterval"};
 	static const char *const link[] = {"rate", "delay", "loss", "down", "drop"};
 	const char *const *lists[] = {emu, nic, sw, link};
-	const size_t counts[] = {6, 50, 16, 5};
+	const size_t counts[] = {7, 50, 16, 5};
 	const size_t sizes[] = {sizeof(struct emulation_attrs), sizeof(struct nic_attrs),
 				sizeof(struct switch_attrs), sizeof(struct link_attrs)};
 	size_t per_scope[4] = {0};
@@ -491,7 +515,7 @@ static void test_round_trip_every_attribute(void **state)
 		}
 		tested++;
 	}
-	assert_int_equal(tested, 6 + 50 + 16 + 4);
+	assert_int_equal(tested, 7 + 50 + 16 + 4);
 
 	/* The formatted text is the natural one. */
 	config_nic_defaults(&nic[0]);
@@ -545,6 +569,7 @@ int main(void)
 	    cmocka_unit_test(test_nic_derived_defaults),
 	    cmocka_unit_test(test_switch_link_emulation_defaults),
 	    cmocka_unit_test(test_set_errors_name_the_range),
+	    cmocka_unit_test(test_sample_interval_words),
 	    cmocka_unit_test(test_set_accepts_range_ends),
 	    cmocka_unit_test(test_checks),
 	    cmocka_unit_test(test_registry_is_complete),

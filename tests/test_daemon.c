@@ -1,8 +1,10 @@
 /* tests/test_daemon.c — the daemon runtime without namespaces: arguments,
- * the control protocol, the lateness histogram, and stamped frames on a
- * fake clock: each runs at its own virtual time in the order of docs/protocol.md
- * §12 rule 16, a frame the engine has already overtaken is a causality
- * violation, MaxViolations stops the daemon, frames to and from external
+ * the control protocol, the lateness histogram, and stamped and promise
+ * frames on a fake clock (docs/promises.md): each frame runs at its own
+ * virtual time in the order of docs/protocol.md §12 rule 16, and no event runs
+ * before every port has promised past it; promises go out when they move a
+ * peer forward; a sequence gap, a promise going backwards or a stamp below
+ * a promise stops the daemon with its reason; frames to and from external
  * endpoints carry no trailer (docs/architecture.md, Stamped frames). */
 #include <errno.h>
 #include <ev.h>
@@ -58,6 +60,7 @@ struct fixture {
 	bool keep;
 	bool down[4];
 	int engine_events;
+	uint32_t seq[4]; /* the next sequence number of each port's peer */
 };
 
 static uint64_t fake_clock(void *ctx)
@@ -149,8 +152,8 @@ static void start(struct fixture *f)
 }
 
 /* A Write Only of 256 pattern bytes from h0 to h1, built as a NIC would,
- * with a trailer unless stamp is PS_NEVER. */
-static size_t frame(uint8_t *buf, uint32_t psn, ps_t stamp)
+ * with a trailer (sequence seq) unless stamp is PS_NEVER. */
+static size_t frame(uint8_t *buf, uint32_t psn, ps_t stamp, uint32_t seq)
 {
 	struct pkt p = {.dst_mac = {2, 0, 0, 0, 0, 3},
 			.src_mac = {2, 0, 0, 0, 0, 1},
@@ -171,21 +174,45 @@ static size_t frame(uint8_t *buf, uint32_t psn, ps_t stamp)
 	assert_true(n > 0);
 	if (stamp == PS_NEVER)
 		return n;
-	wire_trailer_put(buf + n, stamp);
+	wire_trailer_put(buf + n, stamp, seq);
 	return n + WIRE_TRAILER_LEN;
 }
 
+/* A stamped frame from port's peer, next in its sequence. */
 static void feed(struct fixture *f, int port, uint32_t psn, ps_t stamp)
 {
 	uint8_t buf[PORT_MAX_FRAME];
 
-	daemon_frame_in(&f->d, port, buf, frame(buf, psn, stamp), f->clock);
+	daemon_frame_in(&f->d, port, buf, frame(buf, psn, stamp, f->seq[port]++), f->clock);
+}
+
+/* A promise frame from port's peer, next in its sequence. */
+static void promise(struct fixture *f, int port, ps_t p)
+{
+	uint8_t buf[WIRE_PROMISE_LEN], mac[6] = {2, 0, 0, 0, 0, 1};
+
+	daemon_frame_in(&f->d, port, buf, wire_promise_put(buf, mac, mac, p, f->seq[port]++),
+			f->clock);
+}
+
+/* Both daemon-facing ports promise p. */
+static void promise_all(struct fixture *f, ps_t p)
+{
+	promise(f, 0, p);
+	promise(f, 1, p);
 }
 
 static void at(struct fixture *f, uint64_t clock)
 {
 	f->clock = clock;
 	daemon_advance(&f->d);
+}
+
+/* Just past virtual time t: a read then makes the external port promise
+ * past t, so events at t may run. */
+static void past(struct fixture *f, ps_t t)
+{
+	at(f, wall(f, t) + 1);
 }
 
 static void assert_seen(const struct fixture *f, int i, int port, uint32_t psn, ps_t now)
@@ -197,11 +224,11 @@ static void assert_seen(const struct fixture *f, int i, int port, uint32_t psn, 
 	assert_false(f->seen[i].bad);
 }
 
-/* ---- stamped frames ------------------------------------------------------ */
+/* ---- stamped frames and promises ---------------------------------------------- */
 
 /* Rule 16: arrivals at one picosecond by receiving port, then by the
- * link's frame sequence; each at its own time, and not before its wall
- * time comes. */
+ * link's frame sequence; each at its own time, not before its wall time
+ * comes, and only once both ports have promised past it. */
 static void test_arrivals_run_at_their_stamp_in_rule_16_order(void **state)
 {
 	struct fixture *f = *state;
@@ -209,16 +236,18 @@ static void test_arrivals_run_at_their_stamp_in_rule_16_order(void **state)
 	start(f);
 	feed(f, 1, 1, 5 * US);
 	feed(f, 0, 2, 5 * US);
-	feed(f, 0, 3, 5 * US);
-	feed(f, 1, 4, 3 * US);
-	at(f, wall(f, 3 * US) - 1);
-	assert_int_equal(f->nseen, 0);
-	at(f, wall(f, 5 * US));
+	feed(f, 0, 3, 6 * US);
+	feed(f, 1, 4, 6 * US);
+	past(f, 3 * US);
+	assert_int_equal(f->nseen, 0); /* not yet their wall time */
+	past(f, 5 * US);
+	assert_int_equal(f->nseen, 2);
+	assert_seen(f, 0, 0, 2, 5 * US);
+	assert_seen(f, 1, 1, 1, 5 * US);
+	past(f, 6 * US);
 	assert_int_equal(f->nseen, 4);
-	assert_seen(f, 0, 1, 4, 3 * US);
-	assert_seen(f, 1, 0, 2, 5 * US);
-	assert_seen(f, 2, 0, 3, 5 * US);
-	assert_seen(f, 3, 1, 1, 5 * US);
+	assert_seen(f, 2, 0, 3, 6 * US);
+	assert_seen(f, 3, 1, 4, 6 * US);
 	assert_int_equal(f->d.frames, 4);
 	assert_int_equal(f->d.stamped, 4);
 	assert_int_equal(f->d.violations, 0);
@@ -231,9 +260,10 @@ static void test_nothing_runs_before_the_epoch(void **state)
 
 	start(f);
 	feed(f, 0, 1, 0);
+	promise_all(f, 1 * US);
 	at(f, EPOCH - 1);
 	assert_int_equal(f->nseen, 0);
-	at(f, EPOCH);
+	at(f, EPOCH + 1);
 	assert_seen(f, 0, 0, 1, 0);
 }
 
@@ -245,87 +275,140 @@ static void engine_event(void *arg, ps_t now)
 	ran++;
 }
 
-/* A frame whose stamp the engine's clock has passed runs at once, at the
- * engine's time, and is counted; one stamped ahead is not. */
-static void test_frame_behind_the_engine_is_a_violation(void **state)
+/* S is the least promise; an event at S itself waits (a frame may still
+ * arrive at S, and arrivals go first, rule 16). */
+static void test_events_wait_for_the_safe_time(void **state)
 {
 	struct fixture *f = *state;
 
 	start(f);
 	ran = 0;
 	events_schedule(f->d.q, 10 * US, engine_event, NULL);
-	at(f, wall(f, 10 * US));
+	at(f, wall(f, 20 * US));
+	assert_int_equal(ran, 0);
+	promise(f, 0, 30 * US);
+	promise(f, 1, 10 * US);
+	at(f, wall(f, 20 * US));
+	assert_int_equal(ran, 0);
+	promise(f, 1, 10 * US + 1);
+	at(f, wall(f, 20 * US));
 	assert_int_equal(ran, 1);
-	feed(f, 0, 1, 8 * US);
-	assert_int_equal(f->d.violations, 1);
-	/* Same picosecond as an engine event already run: arrivals go
-	 * first, so this one is too late as well. */
-	feed(f, 0, 2, 10 * US);
-	assert_int_equal(f->d.violations, 2);
-	feed(f, 0, 3, 12 * US);
-	assert_int_equal(f->d.violations, 2);
-	at(f, wall(f, 10 * US));
-	assert_int_equal(f->nseen, 2);
-	assert_seen(f, 0, 0, 1, 10 * US);
-	assert_seen(f, 1, 0, 2, 10 * US);
-	at(f, wall(f, 12 * US));
-	assert_seen(f, 2, 0, 3, 12 * US);
-	assert_int_equal(f->d.stamped, 3);
-	assert_false(f->d.failed);
+	assert_int_equal(f->d.safe, 10 * US + 1);
+}
+
+/* At scale max nothing waits for the clock, only for the promises. */
+static void test_max_runs_as_soon_as_safe(void **state)
+{
+	struct fixture *f = *state;
+	char err[128];
+
+	ran = 0;
+	assert_false(daemon_start(&f->d, EPOCH, 0, err, sizeof(err)));
+	assert_string_equal(err, "scale max: port 2 faces external endpoint x0, which makes "
+				 "no promises; give a scale");
+	f->d.ports[2].stamped = true; /* pretend x0 is a daemon */
+	assert_true(daemon_start(&f->d, EPOCH, 0, err, sizeof(err)));
+	events_schedule(f->d.q, 1000 * US, engine_event, NULL);
+	promise_all(f, 1000 * US + 1);
+	promise(f, 2, 1000 * US + 1);
+	at(f, EPOCH - 1);
+	assert_int_equal(ran, 1);
 }
 
 /* Read long after its wall time, but with nothing run after its stamp: it
- * still takes its exact place, so it is no violation. */
-static void test_late_read_not_overtaken_is_exact(void **state)
+ * still takes its exact place. */
+static void test_late_read_is_exact(void **state)
 {
 	struct fixture *f = *state;
 
 	start(f);
 	f->clock = wall(f, 20 * US);
 	feed(f, 0, 1, 5 * US);
+	promise_all(f, 30 * US);
 	at(f, wall(f, 20 * US));
 	assert_seen(f, 0, 0, 1, 5 * US);
 	assert_int_equal(f->d.violations, 0);
 	assert_true(f->d.late.max >= wall(f, 20 * US) - wall(f, 5 * US));
 }
 
-/* At one picosecond, an arrival on port 1 has run: one on port 0 should
- * have run before it (violation), a later one on port 1 after it (not). */
-static void test_same_time_arrivals_after_one_ran(void **state)
+/* A stamped frame also promises its successor's arrival, a minimum frame
+ * later. */
+static void test_stamp_is_a_promise(void **state)
 {
 	struct fixture *f = *state;
 
 	start(f);
-	feed(f, 1, 1, 10 * US);
-	at(f, wall(f, 10 * US));
-	assert_int_equal(f->nseen, 1);
-	feed(f, 1, 2, 10 * US);
-	assert_int_equal(f->d.violations, 0);
-	feed(f, 0, 3, 10 * US);
-	assert_int_equal(f->d.violations, 1);
-	at(f, wall(f, 10 * US));
-	assert_seen(f, 1, 0, 3, 10 * US);
-	assert_seen(f, 2, 1, 2, 10 * US);
+	feed(f, 0, 1, 7 * US);
+	assert_int_equal(f->d.ports[0].promise_in,
+			 7 * US + time_serialize(WIRE_MIN_LEN, 400000000000ULL));
 }
 
-/* MaxViolations = 2 in the topology: the third violation stops the daemon. */
-static void test_max_violations_stops_the_daemon(void **state)
+/* After start each port to a daemon gets a promise, the floor + the link
+ * delay (no engine hook here); the external port none.  A promise is sent
+ * again only when it moves. */
+static void test_promises_go_out_when_they_move(void **state)
+{
+	struct fixture *f = *state;
+	ps_t p;
+	uint32_t seq;
+
+	start(f);
+	assert_int_equal(f->d.ports[0].promises_tx, 1);
+	assert_int_equal(f->d.ports[1].promises_tx, 1);
+	assert_int_equal(f->d.ports[2].promises_tx, 0);
+	assert_true(wire_promise_get(f->d.scratch, WIRE_PROMISE_LEN, &p, &seq));
+	assert_int_equal(p, 1 * US);
+	assert_int_equal(seq, 0);
+	at(f, wall(f, 0));
+	assert_int_equal(f->d.ports[0].promises_tx, 1);
+	promise_all(f, 3 * US);
+	/* The clock holds the floor back, a tick (half the lookahead) at a
+	 * time. */
+	at(f, wall(f, 2 * US));
+	assert_int_equal(f->d.ports[0].promises_tx, 2);
+	assert_int_equal(f->d.floor, 2 * US - 2 * US % f->d.tick);
+	assert_int_equal(f->d.ports[0].promised, f->d.floor + 1 * US);
+	at(f, wall(f, 2 * US) + 10);
+	assert_int_equal(f->d.ports[0].promises_tx, 2);
+}
+
+/* Faults fail the run with their reason (docs/promises.md). */
+static void test_sequence_gap_fails(void **state)
 {
 	struct fixture *f = *state;
 
 	start(f);
-	events_schedule(f->d.q, 10 * US, engine_event, NULL);
-	at(f, wall(f, 10 * US));
-	feed(f, 0, 1, 1 * US);
-	feed(f, 0, 2, 2 * US);
-	at(f, wall(f, 10 * US));
-	assert_false(f->d.failed);
-	assert_int_equal(f->d.state, DAEMON_RUNNING);
-	feed(f, 0, 3, 3 * US);
-	at(f, wall(f, 10 * US));
-	assert_int_equal(f->d.violations, 3);
+	feed(f, 0, 1, 5 * US);
+	f->seq[0]++; /* a frame the kernel lost */
+	feed(f, 0, 2, 6 * US);
+	assert_int_equal(f->d.fault, FAULT_SEQUENCE_GAP);
 	assert_true(f->d.failed);
 	assert_int_equal(f->d.state, DAEMON_STOPPING);
+}
+
+static void test_promise_backwards_fails(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	promise(f, 1, 5 * US);
+	promise(f, 1, 4 * US);
+	assert_int_equal(f->d.fault, FAULT_PROMISE_BACKWARDS);
+	assert_true(f->d.failed);
+}
+
+static void test_stamp_below_promise_fails(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	promise(f, 0, 5 * US);
+	feed(f, 0, 1, 5 * US); /* at the promise: fine */
+	assert_int_equal(f->d.fault, FAULT_NONE);
+	feed(f, 0, 2, 5 * US + 1); /* below the stamp's own promise */
+	assert_int_equal(f->d.fault, FAULT_STAMP_BELOW_PROMISE);
+	assert_true(f->d.failed);
+	assert_int_equal(f->d.violations, 0);
 }
 
 /* A frame that does not parse reaches the engine raw, at its stamp. */
@@ -333,12 +416,14 @@ static void test_bad_frame_goes_to_receive_frame_at_its_stamp(void **state)
 {
 	struct fixture *f = *state;
 	uint8_t buf[PORT_MAX_FRAME];
-	size_t n = frame(buf, 1, 4 * US);
+	size_t n = frame(buf, 1, 4 * US, 0);
 
 	start(f);
 	buf[WIRE_ETH_LEN + 10] ^= 0xFF; /* the IPv4 checksum */
 	daemon_frame_in(&f->d, 1, buf, n, f->clock);
-	at(f, wall(f, 4 * US));
+	f->seq[1]++;
+	promise_all(f, 5 * US);
+	past(f, 4 * US);
 	assert_int_equal(f->nseen, 1);
 	assert_true(f->seen[0].bad);
 	assert_int_equal(f->seen[0].now, 4 * US);
@@ -355,7 +440,8 @@ static void test_kept_payload_stays_valid(void **state)
 	f->keep = true;
 	for (uint32_t i = 0; i < 40; i++)
 		feed(f, 0, i, (i + 1) * US);
-	at(f, wall(f, 40 * US));
+	promise(f, 1, 41 * US);
+	past(f, 40 * US);
 	assert_int_equal(f->nseen, 40);
 	for (int i = 0; i < 40; i++) {
 		const struct pkt *p = f->seen[i].p;
@@ -377,8 +463,9 @@ static void test_external_frames_are_stamped_on_receipt(void **state)
 	uint8_t buf[PORT_MAX_FRAME];
 
 	start(f);
-	daemon_frame_in(&f->d, 2, buf, frame(buf, 1, 1 * US), wall(f, 7 * US));
-	daemon_frame_in(&f->d, 2, buf, frame(buf, 2, PS_NEVER), wall(f, 8 * US));
+	daemon_frame_in(&f->d, 2, buf, frame(buf, 1, 1 * US, 0), wall(f, 7 * US));
+	daemon_frame_in(&f->d, 2, buf, frame(buf, 2, PS_NEVER, 0), wall(f, 8 * US));
+	promise_all(f, 10 * US);
 	at(f, wall(f, 9 * US));
 	assert_seen(f, 0, 2, 1, 7 * US);
 	assert_seen(f, 1, 2, 2, 8 * US);
@@ -391,7 +478,7 @@ static struct pkt *data_pkt(struct fixture *f, uint32_t psn)
 	uint8_t buf[PORT_MAX_FRAME];
 	struct pkt *p = pkt_get(&f->d.pool);
 
-	assert_int_equal(wire_parse(buf, frame(buf, psn, PS_NEVER), false, p), WIRE_OK);
+	assert_int_equal(wire_parse(buf, frame(buf, psn, PS_NEVER, 0), false, p), WIRE_OK);
 	p->payload = NULL; /* built from the pattern */
 	return p;
 }
@@ -405,20 +492,23 @@ static void test_transmit_stamped_now_external_at_arrival(void **state)
 	struct pkt *p = data_pkt(f, 9);
 	uint32_t n = wire_frame_len(p);
 	ps_t stamp;
+	uint32_t seq;
 
 	start(f);
 	daemon_transmit(&f->d, 0, p, 3 * US);
 	assert_int_equal(f->d.ports[0].tx_frames, 1);
-	assert_true(wire_trailer_get(f->d.scratch, n + WIRE_TRAILER_LEN, &stamp));
+	assert_true(wire_trailer_get(f->d.scratch, n + WIRE_TRAILER_LEN, &stamp, &seq));
 	assert_int_equal(stamp, 3 * US);
+	assert_int_equal(seq, 1); /* after start's promise */
 
 	daemon_transmit(&f->d, 2, data_pkt(f, 10), 15 * US);
+	promise_all(f, 20 * US);
 	at(f, wall(f, 15 * US) - 1);
 	assert_int_equal(f->d.ports[2].tx_frames, 0);
 	memset(f->d.scratch, 0, sizeof(f->d.scratch));
-	at(f, wall(f, 15 * US));
+	past(f, 15 * US);
 	assert_int_equal(f->d.ports[2].tx_frames, 1);
-	assert_false(wire_trailer_get(f->d.scratch, n + WIRE_TRAILER_LEN, &stamp));
+	assert_false(wire_trailer_get(f->d.scratch, n + WIRE_TRAILER_LEN, &stamp, &seq));
 	assert_int_equal(f->d.pool.in_use, 0);
 }
 
@@ -507,8 +597,9 @@ static void test_cmd_parse_refuses_with_a_reason(void **state)
 	assert_refused("status now", "usage: status");
 	assert_refused("start 5", "usage: start EPOCH_NS SCALE");
 	assert_refused("start -5 1", "start: epoch '-5' is not a CLOCK_MONOTONIC time in ns");
-	assert_refused("start 5 0", "start: scale '0' is not a whole number >= 1");
-	assert_refused("start 5 2x", "start: scale '2x' is not a whole number >= 1");
+	assert_refused("start 5 0", "start: scale '0' is not a whole number >= 1 or max");
+	assert_refused("start 5 2x", "start: scale '2x' is not a whole number >= 1 or max");
+	assert_refused("stop x", "stop: T_end 'x' is not a virtual time in ps");
 	assert_refused("post h1", "usage: post DST BYTES");
 	assert_refused("post h1 0",
 		       "post: bytes '0' is out of range (allowed: 1..4294967295, 4 GiB "
@@ -534,7 +625,7 @@ static void test_commands(void **state)
 
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
-				   "late_max_ns=0");
+				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
@@ -542,9 +633,14 @@ static void test_commands(void **state)
 	f->clock = EPOCH + 5000; /* 5 ns of virtual time */
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
-				   "violations=0 late_max_ns=0");
+				   "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0");
+	/* A command takes effect at min(S, next event), here once the ports
+	 * have promised past the clock (docs/promises.md). */
 	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
+	assert_false(f->down[1]);
+	promise_all(f, 1 * US);
+	at(f, EPOCH + 5000);
 	assert_true(f->down[1]);
 	daemon_command(&f->d, "port 3 down", reply, sizeof(reply));
 	assert_string_equal(reply, "error port: s0 has no port 3 (it has 3)");
@@ -739,10 +835,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    T(test_arrivals_run_at_their_stamp_in_rule_16_order),
 	    T(test_nothing_runs_before_the_epoch),
-	    T(test_frame_behind_the_engine_is_a_violation),
-	    T(test_late_read_not_overtaken_is_exact),
-	    T(test_same_time_arrivals_after_one_ran),
-	    T(test_max_violations_stops_the_daemon),
+	    T(test_events_wait_for_the_safe_time),
+	    T(test_max_runs_as_soon_as_safe),
+	    T(test_late_read_is_exact),
+	    T(test_stamp_is_a_promise),
+	    T(test_promises_go_out_when_they_move),
+	    T(test_sequence_gap_fails),
+	    T(test_promise_backwards_fails),
+	    T(test_stamp_below_promise_fails),
 	    T(test_bad_frame_goes_to_receive_frame_at_its_stamp),
 	    T(test_kept_payload_stays_valid),
 	    T(test_external_frames_are_stamped_on_receipt),

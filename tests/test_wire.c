@@ -619,7 +619,7 @@ static void d_padding(uint8_t *f, size_t *len)
 }
 static void d_trailer(uint8_t *f, size_t *len)
 {
-	wire_trailer_put(f + *len, 1234567890);
+	wire_trailer_put(f + *len, 1234567890, 7);
 	*len += WIRE_TRAILER_LEN;
 }
 
@@ -796,26 +796,30 @@ static void test_trailer(void **state)
 	uint8_t f[128];
 	size_t n = unhex(vector_hex[3], f, sizeof f);
 	ps_t t = 0;
+	uint32_t seq = 0;
 
 	(void)state;
-	assert_false(wire_trailer_get(f, n, &t));
+	assert_false(wire_trailer_get(f, n, &t, &seq));
 	/* Ethernet padding of a short frame is no stamp */
 	memset(f + n, 0, 60 - n);
-	assert_false(wire_trailer_get(f, 60, &t));
-	wire_trailer_put(f + n, 1234567890);
+	assert_false(wire_trailer_get(f, 60, &t, &seq));
+	wire_trailer_put(f + n, 1234567890, 0xA1B2C3D4);
 	assert_int_equal(f[n], 0x4D);
 	assert_int_equal(f[n + 1], 0x52);
-	assert_true(wire_trailer_get(f, n + 8, &t));
+	assert_int_equal(f[n + 8], 0xA1); /* the sequence, big-endian */
+	assert_int_equal(f[n + 11], 0xD4);
+	assert_true(wire_trailer_get(f, n + 12, &t, &seq));
 	assert_int_equal(t, 1234567890);
-	assert_false(wire_trailer_get(f, n + 7, &t));
-	wire_trailer_put(f + n, WIRE_TRAILER_MAX_PS);
-	assert_true(wire_trailer_get(f, n + 8, &t));
+	assert_int_equal(seq, 0xA1B2C3D4);
+	assert_false(wire_trailer_get(f, n + 11, &t, &seq));
+	wire_trailer_put(f + n, WIRE_TRAILER_MAX_PS, 0);
+	assert_true(wire_trailer_get(f, n + 12, &t, &seq));
 	assert_int_equal(t, WIRE_TRAILER_MAX_PS);
 	f[n] = 0x4E; /* no magic */
-	assert_false(wire_trailer_get(f, n + 8, &t));
+	assert_false(wire_trailer_get(f, n + 12, &t, &seq));
 	/* after a big frame's datagram, and ignored by the parser */
 	{
-		static uint8_t big[WIRE_MAX_FRAME + 8];
+		static uint8_t big[WIRE_MAX_FRAME + WIRE_TRAILER_LEN];
 		struct pkt p, q;
 		size_t m;
 
@@ -823,12 +827,41 @@ static void test_trailer(void **state)
 		p.payload_len = 4096, p.dma_len = 8192, p.va = wire_va(1, 4096),
 		p.msg_offset = 4096;
 		m = wire_build(&p, big, sizeof big);
-		wire_trailer_put(big + m, 5 * PS_PER_US);
-		assert_true(wire_trailer_get(big, m + 8, &t));
+		wire_trailer_put(big + m, 5 * PS_PER_US, 3);
+		assert_true(wire_trailer_get(big, m + 12, &t, &seq));
 		assert_int_equal(t, 5 * PS_PER_US);
-		assert_int_equal(wire_parse(big, m + 8, false, &q), WIRE_OK);
+		assert_int_equal(wire_parse(big, m + 12, false, &q), WIRE_OK);
 		assert_int_equal(q.payload_len, 4096);
 	}
+}
+
+/* docs/promises.md: a promise frame is Ethernet's minimum frame, EtherType
+ * 0x88B5, "MRP1", the promise (64 bits) and the sequence (32 bits), all
+ * big-endian; nothing else is one. */
+static void test_promise_frame(void **state)
+{
+	static const uint8_t want[] = {
+	    0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	    0x88, 0xB5, 'M',  'R',  'P',  '1',  0x00, 0x00, 0x00, 0x01, 0x02, 0x03,
+	    0x04, 0x05, 0x00, 0x00, 0x00, 0x2A};
+	uint8_t a[6] = {2, 0, 0, 0, 0, 1}, b[6] = {2, 0, 0, 0, 0, 2}, f[WIRE_PROMISE_LEN];
+	ps_t p;
+	uint32_t seq;
+
+	(void)state;
+	assert_int_equal(wire_promise_put(f, b, a, 0x0102030405ULL, 42), 60);
+	assert_memory_equal(f, want, sizeof(want));
+	for (size_t i = sizeof(want); i < sizeof(f); i++)
+		assert_int_equal(f[i], 0);
+	assert_true(wire_promise_get(f, sizeof(f), &p, &seq));
+	assert_int_equal(p, 0x0102030405ULL);
+	assert_int_equal(seq, 42);
+	assert_false(wire_promise_get(f, 29, &p, &seq));
+	f[17] = '2';
+	assert_false(wire_promise_get(f, sizeof(f), &p, &seq));
+	f[17] = '1';
+	f[13] = 0xB6;
+	assert_false(wire_promise_get(f, sizeof(f), &p, &seq));
 }
 
 static void test_names(void **state)
@@ -925,6 +958,7 @@ int main(void)
 	    cmocka_unit_test(test_pattern),
 	    cmocka_unit_test(test_psn),
 	    cmocka_unit_test(test_trailer),
+	    cmocka_unit_test(test_promise_frame),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_pool),
 	};

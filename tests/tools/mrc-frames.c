@@ -18,6 +18,7 @@
 
 #define NFRAMES	      19
 #define TRAILER_STAMP 1234567890ULL
+#define TRAILER_SEQ   7
 
 /* Frames 9-13 (tests/tools in /tmp/fields.md's list). */
 static void more_frame(int n, struct pkt *p)
@@ -212,6 +213,7 @@ static int print_frame(int n, const uint8_t *f, size_t len, bool icrc)
 	struct pkt q;
 	enum wire_error e = wire_parse(f, len, icrc, &q);
 	ps_t stamp;
+	uint32_t seq;
 
 	if (e != WIRE_OK) {
 		fprintf(stderr, "mrc-frames: frame %d does not parse: %s\n", n, wire_error_name(e));
@@ -228,8 +230,8 @@ static int print_frame(int n, const uint8_t *f, size_t len, bool icrc)
 		printf("\tmrc.icrc=0x%08x", (unsigned)((uint32_t)f[at] << 24 | f[at + 1] << 16 |
 						       f[at + 2] << 8 | f[at + 3]));
 	}
-	if (wire_trailer_get(f, len, &stamp))
-		printf("\tmrc.trailer.stamp=%" PRIu64, stamp);
+	if (wire_trailer_get(f, len, &stamp, &seq))
+		printf("\tmrc.trailer.stamp=%" PRIu64 "\tmrc.trailer.seq=%u", stamp, seq);
 	printf("\n");
 	return 0;
 }
@@ -262,7 +264,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (n == 19) {
-			wire_trailer_put(buf + len, TRAILER_STAMP);
+			wire_trailer_put(buf + len, TRAILER_STAMP, TRAILER_SEQ);
 			len += WIRE_TRAILER_LEN;
 		}
 		capture_write(c, (ps_t)(n - 1) * PS_PER_US, buf, len);

@@ -141,7 +141,7 @@ static size_t frame(int k, uint64_t i, uint8_t *f)
 		f[42 + WIRE_BTH_LEN + WIRE_METH_LEN + 15] = 9;
 		break;
 	case C_forged_stamp: /* a virtual-arrival trailer nobody asked for */
-		wire_trailer_put(f + n, i & 1 ? 0 : ~0ULL >> 1);
+		wire_trailer_put(f + n, i & 1 ? 0 : ~0ULL >> 1, (uint32_t)i);
 		n += WIRE_TRAILER_LEN;
 		break;
 	}

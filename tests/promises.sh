@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# tests/promises.sh — exact emulation at any speed (docs/promises.md, issue
+# 8): `mrcemu run` equals `mrcemu sim` byte for byte (messages.csv,
+# mrc-events, mrc-cc, mrc-monitor, mrc-transport-stats, switch-stats, and the
+# pcaps once the trailers are removed) at --scale max and at a paced scale
+# at least ten times slower than max's own effective scale; with two busy
+# loops on both cores and with one daemon stopped (SIGSTOP) for a second;
+# on default.ini and on a leaf-spine from scripts/gen-leafspine with unequal
+# link delays, trims, NACKs and workload dependencies.  Promise frames show
+# on a veth (tcpdump) and decode with mrc.lua; a delay-0 link between
+# daemons and --scale max with an external endpoint are refused.  The
+# causality-violation counter reads 0 in every run.
+#
+# PROMISES_FULL=1 adds incast-8.ini, leaf-spine-8.ini and a 16-host
+# leaf-spine at both scales (minutes on two cores; `make bench` times them).
+# Needs root; everything it creates is removed on every exit path.
+set -uo pipefail
+. "$(dirname "$0")/lib/report.sh"
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+MRCEMU=${MRCEMU:-$BUILD/mrcemu}
+PY=/usr/bin/python3
+LUA=pcap/mrc.lua
+
+need_root promises
+
+emu=p$$
+tmp=$(mktemp -d /tmp/mrct-promises.XXXXXX)
+tshark_isolate "$tmp"
+loops=()
+cleanup() {
+	for p in "${loops[@]}"; do kill "$p" 2>/dev/null; done
+	for f in "$tmp"/*.ini; do [ -e "$f" ] && "$MRCEMU" down "$f" >/dev/null 2>&1; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# topo SRC NAME: a copy of SRC (and its workload) as emulation $emu-NAME.
+topo() {
+	local dst=$tmp/$2.ini
+	mkdir -p "$tmp/workloads"
+	sed "s/^name *=.*/name = $emu$2/" "$1" >"$dst"
+	local w
+	w=$(sed -n 's/^file *= *//p' "$1")
+	[ -n "$w" ] && cp "$(dirname "$1")/$w" "$tmp/$w"
+	echo "$dst"
+}
+
+# A 12-host leaf-spine (gen-leafspine, 2 spines) with unequal link delays
+# (every odd host 600 ns, the second spine 1.4 us), 128 KiB messages, an
+# incast of three senders on h0 (trims, NACKs) and one message that waits
+# for another (a dependency).
+leafspine() {
+	local n=$1 name=$2
+	"$PY" scripts/gen-leafspine "$n" -o "$tmp" --name "$emu$name" --spines 2 \
+		--bytes 128KiB >/dev/null || return 1
+	mv "$tmp/$emu$name.ini" "$tmp/$name.ini"
+	awk '/^\[link h[0-9]*[13579] / { odd = 1 } /^\[link .* spine1\]/ { sp = 1 }
+	     /^delay/ && odd { print "delay = 600ns"; odd = 0; next }
+	     /^delay/ && sp { print "delay = 1400ns"; sp = 0; next }
+	     /^\[/ { odd = odd && /^\[link/; sp = sp && /^\[link/ } { print }' \
+		"$tmp/$name.ini" >"$tmp/$name.tmp" && mv "$tmp/$name.tmp" "$tmp/$name.ini"
+	sed -i "s|^file *=.*|file = $emu$name.csv|" "$tmp/$name.ini"
+	cat >>"$tmp/$emu$name.csv" <<-EOF
+		901,0ns,h$((n - 1)),h0,256KiB,
+		902,0ns,h$((n - 2)),h0,256KiB,
+		903,0ns,h$((n / 2)),h0,256KiB,
+		904,0ns,h0,h1,64KiB,901
+	EOF
+	printf '[nic]\nEnableEventLogging = true\nMonitorEnabled = true\nEnableCcTrace = true\n' \
+		>>"$tmp/$name.ini"
+	echo "$tmp/$name.ini"
+}
+
+# pcap_same A B: the same frames at the same instants once the 12-byte
+# trailers are removed.
+pcap_same() {
+	"$PY" - "$1" "$2" <<'EOF'
+import struct, sys
+def frames(path):
+    d = open(path, 'rb').read()
+    e = '<' if d[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    off, out = 24, []
+    while off + 16 <= len(d):
+        s, ns, incl, _ = struct.unpack(e + 'IIII', d[off:off + 16])
+        f = d[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if f[12:14] == b'\x08\x00':
+            end = 14 + struct.unpack('>H', f[16:18])[0]
+            if f[end:end + 2] == b'MR':
+                f = f[:end] + f[end + 12:]
+        out.append((s, ns, f))
+    return out
+sys.exit(frames(sys.argv[1]) != frames(sys.argv[2]))
+EOF
+}
+
+# same_as_sim NAME RUN SIM: every record and pcap of RUN equals SIM's.
+same_as_sim() {
+	local name=$1 run=$2 sim=$3 f b bad=""
+	for f in "$sim"/*.csv; do
+		b=$(basename "$f")
+		cmp -s "$f" "$run/$b" || bad="$bad $b"
+	done
+	for f in "$sim"/pcap/*.pcap; do
+		[ -e "$f" ] || continue
+		pcap_same "$f" "$run/pcap/$(basename "$f")" || bad="$bad pcap/$(basename "$f")"
+	done
+	[ -z "$bad" ] || note "$name differs from sim in:$bad"
+	[ -z "$bad" ]
+}
+
+violations() {
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "violations") c = i; next }
+		{ s += $c } END { print s + 0 }' "$1/lateness.csv"
+}
+
+effective() { sed -n 's/.*effective scale: \([0-9]*\) wall ns.*/\1/p' "$1"; }
+
+# run_case NAME INI SCALE [EXTRA...]: run at SCALE, compare with sim.
+run_case() {
+	local name=$1 ini=$2 scale=$3
+	shift 3
+	"$MRCEMU" run "$ini" -o "$tmp/$name" --scale "$scale" --capture "$@" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err"
+	local rc=$?
+	check "$name-exit-0" test $rc -eq 0 || sed 's/^/# /' "$tmp/$name.err" | tail -5
+	check "$name-equals-sim" same_as_sim "$name" "$tmp/$name" "$tmp/sim-${ini##*/}"
+	check "$name-no-violations" test "$(violations "$tmp/$name")" -eq 0
+}
+
+sim_of() { "$MRCEMU" sim "$1" -o "$tmp/sim-${1##*/}" --capture -q; }
+
+# ---- 1. default.ini: max, then paced 10x slower than max went -------------
+d=$(topo configs/default.ini default)
+sim_of "$d"
+run_case default-max "$d" max
+eff=$(effective "$tmp/default-max.out")
+check default-summary-promises grep -qE '^promises: [1-9][0-9]* frames sent' "$tmp/default-max.out"
+check default-lateness-promises test "$(awk -F, 'NR > 1 { s += $11 } END { print s + 0 }' \
+	"$tmp/default-max/lateness.csv")" -gt 0
+paced=$(( ${eff:-1000} * 10 ))
+note "default.ini at max: effective scale ${eff:-?}; paced run at $paced"
+run_case default-paced "$d" "$paced"
+
+# ---- 2. leaf-spine: unequal delays, trims, NACKs, a dependency --------------
+ls=$(leafspine 12 ls12)
+sim_of "$ls"
+"$MRCEMU" sim "$ls" -o "$tmp/ls12-sim2" >"$tmp/ls12-sim2.out" 2>&1
+check ls12-has-trims-and-nacks grep -qE 'retransmissions: timeout [0-9]+, nack [1-9]' \
+	"$tmp/ls12-sim2.out" || sed 's/^/# /' "$tmp/ls12-sim2.out"
+run_case ls12-max "$ls" max
+
+# ---- 3. under load: two busy loops, one daemon stopped for a second --------
+for _ in 1 2; do (while :; do :; done) & loops+=($!); done
+run_case ls12-loaded "$ls" max
+"$MRCEMU" run "$d" -o "$tmp/default-stopped" --scale max --capture \
+	>"$tmp/default-stopped.out" 2>"$tmp/default-stopped.err" &
+run=$!
+for _ in $(seq 100); do
+	pid=$(cat "/run/mrcemu/${emu}default/s0.pid" 2>/dev/null) && [ -n "$pid" ] && break
+	sleep 0.02
+done
+if [ -n "${pid:-}" ]; then
+	kill -STOP "$pid" && sleep 1 && kill -CONT "$pid"
+fi
+wait $run
+check default-stopped-exit-0 test $? -eq 0
+check default-stopped-equals-sim same_as_sim default-stopped "$tmp/default-stopped" \
+	"$tmp/sim-default.ini"
+for p in "${loops[@]}"; do kill "$p" 2>/dev/null; done
+loops=()
+
+if [ "${PROMISES_FULL:-0}" = 1 ]; then
+	for c in incast-8 leaf-spine-8; do
+		i=$(topo "configs/$c.ini" "$c")
+		sim_of "$i"
+		run_case "$c-max" "$i" max
+		e=$(effective "$tmp/$c-max.out")
+		run_case "$c-paced" "$i" $(( ${e:-1000} * 10 ))
+	done
+	l16=$(leafspine 16 ls16)
+	sim_of "$l16"
+	run_case ls16-max "$l16" max
+fi
+
+# ---- 4. promise frames on a veth, decoded by mrc.lua -----------------------
+cat >"$tmp/live.ini" <<EOF
+[emulation]
+name = ${emu}u
+scale = 2000
+[nic h0]
+ip = 10.0.0.1
+[nic h1]
+ip = 10.0.0.2
+[link h0 h1]
+EOF
+if "$MRCEMU" up "$tmp/live.ini" -o "$tmp/live" >"$tmp/up.out" 2>"$tmp/up.err"; then
+	ip netns exec "mrc-${emu}u-h0" tcpdump -i p0 --immediate-mode -U -w "$tmp/live.pcap" \
+		ether proto 0x88b5 2>"$tmp/tcpdump.err" &
+	dump=$!
+	for _ in $(seq 50); do grep -qs listening "$tmp/tcpdump.err" && break; sleep 0.1; done
+	sleep 0.5
+	kill -INT $dump
+	wait $dump
+	n=$(tshark -n -X lua_script:$LUA -r "$tmp/live.pcap" -Y 'mrp.promise > 0' 2>/dev/null | wc -l)
+	check tcpdump-sees-promise-frames test "$n" -gt 0
+	both=$(tshark -n -X lua_script:$LUA -r "$tmp/live.pcap" -T fields -e eth.src -Y mrp 2>/dev/null |
+		sort -u | wc -l)
+	check promise-frames-both-ways test "$both" -eq 2
+	# An idle paced emulation promises a tick (half the lookahead) at a
+	# time: a few hundred frames a second, not a storm.
+	check idle-promises-are-few test "$n" -lt 5000
+	"$MRCEMU" down "$tmp/live.ini" >/dev/null 2>&1
+else
+	fail up
+	sed 's/^/# /' "$tmp/up.err"
+fi
+
+# ---- 5. refusals --------------------------------------------------------------
+sed 's/^delay *=.*/delay = 0ps/' "$d" >"$tmp/zero.ini"
+"$MRCEMU" run "$tmp/zero.ini" -o "$tmp/zero" >"$tmp/zero.out" 2>"$tmp/zero.err"
+check zero-delay-exit-2 test $? -eq 2
+check zero-delay-one-line test "$(wc -l <"$tmp/zero.err")" -eq 1
+check zero-delay-names-link grep -q 'zero.ini:[0-9]*: \[link h0 s0\]: delay 0 leaves two daemons no lookahead' "$tmp/zero.err"
+sed "s/^name *=.*/name = ${emu}x/" configs/external.ini >"$tmp/ext.ini"
+"$MRCEMU" run "$tmp/ext.ini" -o "$tmp/ext" --scale max >"$tmp/ext.out" 2>"$tmp/ext.err"
+check max-external-exit-2 test $? -eq 2
+check max-external-one-line test "$(wc -l <"$tmp/ext.err")" -eq 1
+check max-external-says-why grep -q 'external endpoint, which makes no promises; give a finite --scale' "$tmp/ext.err"
+
+exit $failed

@@ -1,0 +1,102 @@
+/* tests/tools/afpacket-rate.c — the raw frame rate of an AF_PACKET port
+ * pair, the ceiling the daemons' aggregate frame rate is measured against
+ * (scripts/bench-fidelity, docs/promises.md): the same port layer the
+ * daemons use (emulator/port.h), no engine.
+ *
+ *   afpacket-rate send IF N BYTES   send N frames of BYTES on IF, batched
+ *   afpacket-rate recv IF N         count frames on IF until N or 3 s idle
+ *
+ * Each prints one line: "frames N seconds S rate R" (frames per second,
+ * from the first frame to the last). */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../emulator/port.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct count {
+	unsigned long n;
+	double first, last;
+};
+
+static void counted(void *arg, const uint8_t *data, size_t len, uint64_t rx_mono_ns)
+{
+	struct count *c = arg;
+
+	(void)data;
+	(void)len;
+	(void)rx_mono_ns;
+	c->last = now_s();
+	if (!c->n++)
+		c->first = c->last;
+}
+
+static int do_recv(struct port *p, unsigned long want)
+{
+	struct count c = {0};
+	struct pollfd pfd = {.fd = port_fd(p), .events = POLLIN};
+
+	while (c.n < want) {
+		if (poll(&pfd, 1, 3000) <= 0)
+			break;
+		port_recv(p, 0, counted, &c);
+	}
+	printf("frames %lu seconds %.6f rate %.0f\n", c.n, c.last - c.first,
+	       c.last > c.first ? (double)(c.n - 1) / (c.last - c.first) : 0.0);
+	return c.n == want ? 0 : 1;
+}
+
+static int do_send(struct port *p, unsigned long n, size_t bytes)
+{
+	double t0 = now_s(), t1;
+
+	for (unsigned long i = 0; i < n; i++) {
+		uint8_t *b = port_tx_buf(p);
+		memset(b, 0xFF, 6);		     /* broadcast */
+		memcpy(b + 6, "\x02\0\0\0\0\x01", 6);
+		b[12] = 0x88, b[13] = 0xB6;	     /* local experimental, not a promise */
+		memset(b + 14, (int)(i & 0xFF), bytes - 14);
+		port_tx_commit(p, bytes);
+	}
+	port_flush(p);
+	t1 = now_s();
+	printf("frames %lu seconds %.6f rate %.0f dropped %llu\n", n, t1 - t0,
+	       (double)n / (t1 - t0), (unsigned long long)port_stats(p)->tx_dropped);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char err[256];
+	struct port *p;
+	int rc;
+
+	if (argc < 4 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv")) ||
+	    (!strcmp(argv[1], "send") && argc < 5)) {
+		fprintf(stderr, "usage: afpacket-rate send IF N BYTES | recv IF N\n");
+		return 2;
+	}
+	if (!(p = port_open(argv[2], err, sizeof(err)))) {
+		fprintf(stderr, "afpacket-rate: %s\n", err);
+		return 1;
+	}
+	if (!strcmp(argv[1], "send")) {
+		size_t bytes = strtoul(argv[4], NULL, 10);
+		rc = do_send(p, strtoul(argv[3], NULL, 10),
+			     bytes < 60 ? 60 : bytes > PORT_MAX_FRAME ? PORT_MAX_FRAME : bytes);
+	} else {
+		rc = do_recv(p, strtoul(argv[3], NULL, 10));
+	}
+	port_close(p);
+	return rc;
+}

@@ -159,7 +159,9 @@ static void host_ip(uint64_t h, uint64_t per_leaf, char *buf, size_t len)
 {
 	uint64_t leaf = h / per_leaf, j = h % per_leaf;
 
-	snprintf(buf, len, "10.%" PRIu64 ".%" PRIu64 ".%" PRIu64, leaf >> 8, leaf & 255, j + 1);
+	if (snprintf(buf, len, "10.%" PRIu64 ".%" PRIu64 ".%" PRIu64, leaf >> 8, leaf & 255,
+		     j + 1) >= (int)len)
+		buf[0] = 0; /* never: the callers' buffers hold any address */
 }
 
 static bool write_topology(FILE *f, const char *name, const char *workload,

@@ -76,7 +76,9 @@ static int daemons_of(const struct launch_manifest *m, struct down_daemon *ds)
 		struct down_daemon *d = &ds[n];
 		d->pid = m->daemons[i].pid;
 		snprintf(d->node, sizeof(d->node), "%s", m->daemons[i].node);
-		snprintf(d->ctl, sizeof(d->ctl), "%s/%s.ctl", m->rundir, d->node);
+		if (snprintf(d->ctl, sizeof(d->ctl), "%s/%s.ctl", m->rundir, d->node) >=
+		    (int)sizeof(d->ctl))
+			continue; /* not a path we made */
 		n += still_ours(d);
 	}
 	return n;
@@ -299,7 +301,11 @@ int launch_down(const struct launch_down_options *o, FILE *out, FILE *report)
 		fprintf(report, "%s\n", err);
 		return 2;
 	}
-	snprintf(name, sizeof(name), "%s", t->emu.name);
+	/* The loader checked the name (at most 31 characters). */
+	if (snprintf(name, sizeof(name), "%s", t->emu.name) >= (int)sizeof(name)) {
+		topology_free(t);
+		return 2;
+	}
 	topology_free(t);
 	return down_one(name, out, report);
 }

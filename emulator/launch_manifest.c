@@ -209,7 +209,8 @@ int launch_manifest_read(const char *name, struct launch_manifest *m)
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->rundir, sizeof(m->rundir), "%s/%s", LAUNCH_RUN_ROOT, name);
-	snprintf(path, sizeof(path), "%s/%s", m->rundir, LAUNCH_MANIFEST);
+	if (snprintf(path, sizeof(path), "%s/%s", m->rundir, LAUNCH_MANIFEST) >= (int)sizeof(path))
+		return -1;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;

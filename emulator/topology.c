@@ -546,7 +546,7 @@ static bool parse_mirror(const char *s, struct topo_mirror *m)
 	}
 	if (!ifname_ok(name, sizeof m->ifname - 1))
 		return false;
-	snprintf(m->ifname, sizeof m->ifname, "%s", name);
+	memcpy(m->ifname, name, strlen(name) + 1); /* its length checked just above */
 	m->port = port;
 	return true;
 }

@@ -68,8 +68,11 @@ leafspine() {
 		903,0ns,h$((n / 2)),h0,256KiB,
 		904,0ns,h0,h1,64KiB,901
 	EOF
-	printf '[nic]\nEnableEventLogging = true\nMonitorEnabled = true\nEnableCcTrace = true\n' \
-		>>"$tmp/$name.ini"
+	# Every record on: into gen-leafspine's [nic] section when it writes one
+	# (a section may be given once).
+	grep -q '^\[nic\]' "$tmp/$name.ini" || printf '[nic]\n' >>"$tmp/$name.ini"
+	sed -i '/^\[nic\]/a EnableEventLogging = true\nMonitorEnabled = true\nEnableCcTrace = true' \
+		"$tmp/$name.ini"
 	echo "$tmp/$name.ini"
 }
 

@@ -747,7 +747,8 @@ static int ctl_connect(const struct fixture *f, struct ev_loop *loop)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 
 	assert_true(fd >= 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->d.ctl_path);
+	assert_true(snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->d.ctl_path) <
+		    (int)sizeof(sa.sun_path));
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	ev_run(loop, EVRUN_NOWAIT); /* accepted */
 	return fd;

@@ -432,8 +432,9 @@ static int find_paused(const char *topology, const char *name, char *rundir, siz
 			return 2;
 		}
 		snprintf(rundir, len, "%s/%s", LAUNCH_RUN_ROOT, name);
-		snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir);
-		n = exists(path);
+		n = snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir) <
+			    (int)sizeof(path) &&
+		    exists(path);
 	} else if (topology) {
 		if (!(t = topology_load(topology, err, sizeof(err)))) {
 			fprintf(report, "%s\n", err);
@@ -441,8 +442,9 @@ static int find_paused(const char *topology, const char *name, char *rundir, siz
 		}
 		snprintf(rundir, len, "%s/%s", LAUNCH_RUN_ROOT, t->emu.name);
 		topology_free(t);
-		snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir);
-		n = exists(path);
+		n = snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir) <
+			    (int)sizeof(path) &&
+		    exists(path);
 	} else if ((dir = opendir(LAUNCH_RUN_ROOT))) {
 		while ((e = readdir(dir)) != NULL) {
 			snprintf(path, sizeof(path), "%s/%.255s/" LAUNCH_PAUSED_FILE,

@@ -170,14 +170,14 @@ static bool manifest_line(struct launch_manifest *m, char *line)
 	else if (!strcmp(key, "file"))
 		return push(&m->files, &m->nfiles, val);
 	else if (!strcmp(key, "daemon") &&
-		 sscanf(val, "%32s %15s %d", node, prog, &pid) == 3 && pid > 1) {
+		 sscanf(val, "%31s %15s %d", node, prog, &pid) == 3 && pid > 1) {
 		struct launch_manifest_daemon *d =
 		    realloc(m->daemons, (size_t)(m->ndaemons + 1) * sizeof(*d));
 		if (!d)
 			return false;
 		m->daemons = d;
 		d += m->ndaemons++;
-		snprintf(d->node, sizeof(d->node), "%s", node);
+		memcpy(d->node, node, strlen(node) + 1); /* %31s: it fits */
 		d->pid = pid;
 	}
 	return true;
@@ -258,7 +258,9 @@ int launch_manifest_daemons_alive(const struct launch_manifest *m)
 	int n = 0;
 
 	for (int i = 0; i < m->ndaemons; i++) {
-		snprintf(ctl, sizeof(ctl), "%s/%s.ctl", m->rundir, m->daemons[i].node);
+		if (snprintf(ctl, sizeof(ctl), "%s/%s.ctl", m->rundir, m->daemons[i].node) >=
+		    (int)sizeof(ctl))
+			continue; /* not a socket we made */
 		n += launch_pid_is_daemon(m->daemons[i].pid, m->daemons[i].node, ctl);
 	}
 	return n;

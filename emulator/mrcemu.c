@@ -46,7 +46,8 @@ static bool share_dir(char *buf, size_t len)
 
 	if (!exe_dir(dir, sizeof(dir)))
 		return false;
-	snprintf(buf, len, "%s/../share/mrcemu", dir);
+	if (snprintf(buf, len, "%s/../share/mrcemu", dir) >= (int)len)
+		return false;
 	return access(buf, R_OK | X_OK) == 0;
 }
 

@@ -116,7 +116,7 @@ done_both() {
 	for _ in $(seq 300); do
 		s0=$(ctl h0 status 2>/dev/null) s1=$(ctl h1 status 2>/dev/null)
 		case "$s0 $s1" in
-		*"sends=$1/$1 receives=1/1"*"sends=1/1 receives=1/1"*) return 0 ;;
+		*"sends=$1/$1 receives=1/1"*"sends=1/1 receives=$1/$1"*) return 0 ;;
 		esac
 		sleep 0.1
 	done

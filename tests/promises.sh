@@ -73,6 +73,8 @@ leafspine() {
 	grep -q '^\[nic\]' "$tmp/$name.ini" || printf '[nic]\n' >>"$tmp/$name.ini"
 	sed -i '/^\[nic\]/a EnableEventLogging = true\nMonitorEnabled = true\nEnableCcTrace = true' \
 		"$tmp/$name.ini"
+	# A shallow switch queue, so the incast trims (auto gives one BDP).
+	sed -i 's/^EgressQueueLimit *= *auto/EgressQueueLimit = 64KiB/' "$tmp/$name.ini"
 	echo "$tmp/$name.ini"
 }
 

@@ -20,17 +20,40 @@ override CFLAGS += -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -MMD -MP $(SANIT
 override LDFLAGS += $(SANITIZE)
 
 # The libraries we use (docs/architecture.md, Dependencies).  libev has no
-# pkg-config file.  When something is missing, scripts/install-deps puts it
-# there first, so a fresh Debian machine needs only `make test`.
+# pkg-config file.  Nothing is probed or installed while the Makefile is read:
+# $(BUILD)/deps.stamp runs `scripts/install-deps --check` and installs only
+# when that probe fails, and $(BUILD)/config.mk records the compiler and linker
+# flags pkg-config gives once the packages are there.  make builds an included
+# makefile before anything else and then reads it, so a fresh Debian machine
+# still needs only `make test`; `make deps` installs explicitly.
+.DEFAULT_GOAL := all
 PKGS := libpcap inih cmocka libprotobuf-c
-DEPS_OK := $(shell ./scripts/install-deps --check && echo yes)
-ifneq ($(DEPS_OK),yes)
-  $(info mrcemu: installing missing dependencies with scripts/install-deps)
-  $(shell ./scripts/install-deps >&2)
+DEPS_ENV := DPDK=$(DPDK)
+$(BUILD)/deps.stamp: scripts/install-deps
+	@mkdir -p $(dir $@)
+	$(Q)$(DEPS_ENV) ./scripts/install-deps --check || { \
+		echo "mrcemu: installing missing dependencies with scripts/install-deps" >&2; \
+		$(DEPS_ENV) ./scripts/install-deps; }
+	@touch $@
+$(BUILD)/config.mk: $(BUILD)/deps.stamp Makefile
+	$(Q)$(if $(filter 1,$(DPDK)),pkg-config --exists libdpdk || { echo "mrcemu: DPDK=1 \
+		needs libdpdk-dev (scripts/install-deps as root with DPDK=1 installs it)" >&2; exit 1; })
+	$(Q)printf '%s\n' \
+		'PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))' \
+		'PKG_LIBS := $(shell pkg-config --libs libpcap inih libprotobuf-c) -lev -lm' \
+		'CMOCKA := $(shell pkg-config --libs cmocka)' \
+		$(if $(filter 1,$(DPDK)),$(DPDK_MK)) >$@
+DPDK_MK = 'DPDK_CFLAGS := -DMRC_DPDK $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libdpdk))' \
+	'PKG_LIBS += $(shell pkg-config --libs libdpdk)' \
+	'$$(info mrcemu: DPDK port on (DPDK $(shell pkg-config --modversion libdpdk)), in $(BUILD))'
+.PHONY: deps
+deps:
+	$(DEPS_ENV) ./scripts/install-deps
+	@mkdir -p $(BUILD) && touch $(BUILD)/deps.stamp
+# Goals that need no flags do not build config.mk (`make clean` probes nothing).
+ifneq ($(filter-out clean deps uninstall check,$(or $(MAKECMDGOALS),all)),)
+  -include $(BUILD)/config.mk
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs libpcap inih libprotobuf-c 2>/dev/null) -lev -lm
-CMOCKA     := $(shell pkg-config --libs cmocka 2>/dev/null)
 override CFLAGS += $(PKG_CFLAGS)
 
 # The Chakra schema (proto/chakra.proto), compiled by protoc-c into
@@ -39,25 +62,24 @@ GEN      := $(BUILD)/gen
 PROTO_H  := $(GEN)/chakra.pb-c.h
 override CFLAGS += -I$(GEN)
 
-# The DPDK port (emulator/port_dpdk.c) with Debian's libdpdk-dev, which
-# install-deps adds when DPDK=1 asks for it.  Its headers are system
-# headers (their warnings are not ours); only port_dpdk.c sees them.
-ifeq ($(DPDK),1)
-  ifneq ($(shell pkg-config --exists libdpdk && echo yes),yes)
-    $(shell DPDK=1 ./scripts/install-deps >&2)
+# The DPDK port (emulator/daemon/port_dpdk.c) with Debian's libdpdk-dev, which
+# install-deps adds when DPDK=1 asks for it (config.mk holds its flags).  Its
+# headers are system headers (their warnings are not ours); only port_dpdk.c
+# sees them.
+ifneq ($(DPDK),1)
+  ifeq ($(MAKE_RESTARTS),)
+    $(info mrcemu: DPDK port off (make DPDK=1 builds it))
   endif
-  ifneq ($(shell pkg-config --exists libdpdk && echo yes),yes)
-    $(error mrcemu: DPDK=1 needs libdpdk-dev (scripts/install-deps as root with DPDK=1 installs it))
-  endif
-  DPDK_CFLAGS := -DMRC_DPDK $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libdpdk))
-  PKG_LIBS += $(shell pkg-config --libs libdpdk)
-  $(info mrcemu: DPDK port on (DPDK $(shell pkg-config --modversion libdpdk)), in $(BUILD))
-else
-  $(info mrcemu: DPDK port off (make DPDK=1 builds it))
 endif
 
-MAINS    := emulator/mrcemu.c nicd/main.c switchd/main.c
-LIB_SRCS := $(filter-out $(MAINS),$(wildcard emulator/*.c nicd/*.c switchd/*.c pcap/*.c))
+# emulator/ holds one folder per layer (docs/architecture.md, Layout).  Code
+# names a header of another folder by its path from emulator/ or from the top
+# ("core/wire.h", "nicd/nic.h"); the core sees only itself, so a core file
+# that includes an engine, a host or the launcher does not build.
+INCLUDES := -iquote emulator -iquote .
+$(BUILD)/obj/emulator/core/%.o: INCLUDES :=
+MAINS    := emulator/launch/mrcemu.c nicd/main.c switchd/main.c
+LIB_SRCS := $(filter-out $(MAINS),$(wildcard emulator/*/*.c nicd/*.c switchd/*.c pcap/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/chakra.pb-c.o
 LIB      := $(BUILD)/libmrcemu.a
 
@@ -82,12 +104,12 @@ Q := $(if $(V),,@)
 .SECONDARY: # keep test objects between builds
 all: $(BINS) $(TESTS) $(TOOLS) $(FUZZ_REPLAY)
 
-$(BUILD)/obj/emulator/port_dpdk.o: CFLAGS += $(DPDK_CFLAGS)
+$(BUILD)/obj/emulator/daemon/port_dpdk.o: CFLAGS += $(DPDK_CFLAGS)
 
 $(BUILD)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 $(GEN)/chakra.pb-c.c $(PROTO_H) &: proto/chakra.proto
 	@mkdir -p $(GEN)
@@ -103,10 +125,10 @@ $(LIB): $(LIB_OBJS)
 	$(Q)ar rcs $@ $^
 
 # `mrcemu --version`: the VERSION file.
-$(BUILD)/obj/emulator/mrcemu.o: override CFLAGS += -DMRCEMU_VERSION='"$(VERSION)"'
-$(BUILD)/obj/emulator/mrcemu.o: VERSION
+$(BUILD)/obj/emulator/launch/mrcemu.o: override CFLAGS += -DMRCEMU_VERSION='"$(VERSION)"'
+$(BUILD)/obj/emulator/launch/mrcemu.o: VERSION
 
-$(BUILD)/mrcemu: $(BUILD)/obj/emulator/mrcemu.o $(LIB)
+$(BUILD)/mrcemu: $(BUILD)/obj/emulator/launch/mrcemu.o $(LIB)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(BUILD)/nicd: $(BUILD)/obj/nicd/main.o $(LIB)

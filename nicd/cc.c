@@ -12,7 +12,7 @@
  * of cwnd goes through cwnd_set, which keeps it in [Min, Max], records it
  * in mrc-cc.csv with its cause, and offers a grown window to the
  * transmit scheduler. */
-#include "../emulator/config.h"
+#include "core/config.h"
 #include "nic_impl.h"
 
 #define NSCC_REF_BDP	     150000.0	      /* bytes: 100 Gbps x 12 µs (§5) */

@@ -1,6 +1,6 @@
 /* nicd/main.c — the NIC daemon (docs/architecture.md, Daemons): one MRC NIC
  * engine on one real port, in scaled virtual time, driven by its share of
- * the workload (emulator/driver.h with node = its own index) and by the
+ * the workload (emulator/host/driver.h with node = its own index) and by the
  * control socket.  Frames leave built byte for byte with the payload
  * pattern and the virtual-arrival trailer; frames that arrive are parsed
  * at their stamp and their payload checked against the pattern by the
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emulator/chakra.h"
-#include "../emulator/chakra_exec.h"
-#include "../emulator/daemon.h"
-#include "../emulator/driver.h"
-#include "../emulator/workload.h"
+#include "chakra/chakra.h"
+#include "host/chakra_exec.h"
+#include "daemon/daemon.h"
+#include "host/driver.h"
+#include "core/workload.h"
 #include "nic.h"
 
 static const char usage[] =

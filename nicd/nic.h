@@ -13,11 +13,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../emulator/attrs.h"
-#include "../emulator/events.h"
-#include "../emulator/link.h"
-#include "../emulator/records.h"
-#include "../emulator/wire.h"
+#include "core/attrs.h"
+#include "core/events.h"
+#include "core/link.h"
+#include "core/records.h"
+#include "core/wire.h"
 
 struct nic;
 
@@ -114,7 +114,7 @@ uint64_t nic_open_messages(const struct nic *nic);
  * open sending QPs), for tests. */
 uint64_t nic_monitor_kept(const struct nic *nic);
 
-/* Write this NIC's samples.csv rows (emulator/samples.h). */
+/* Write this NIC's samples.csv rows (emulator/host/samples.h). */
 void nic_sample(struct nic *nic, struct csv *c, ps_t now);
 
 /* Counters, by name, for summaries and tests. */

@@ -3,9 +3,9 @@
 #ifndef NICD_NIC_IMPL_H
 #define NICD_NIC_IMPL_H
 
-#include "../emulator/hmap.h"
-#include "../emulator/ring.h"
-#include "../emulator/rng.h"
+#include "core/hmap.h"
+#include "core/ring.h"
+#include "core/rng.h"
 #include "nic.h"
 
 /* Counters of mrc-transport-stats (docs/records.md), each written as

@@ -165,7 +165,7 @@ void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t
 	csv_end(nic->rec.cc);
 }
 
-/* ---- samples.csv (emulator/samples.h) ----------------------------------- */
+/* ---- samples.csv (emulator/host/samples.h) ----------------------------------- */
 
 struct group_ref {
 	uint32_t peer_ip, qpn;

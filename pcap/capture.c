@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emulator/records.h"
+#include "core/records.h"
 
 #define CAPTURE_SNAPLEN 65535
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../emulator/time.h"
+#include "core/time.h"
 
 struct capture;
 

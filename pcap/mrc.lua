@@ -495,7 +495,7 @@ end
 
 -- ICRC ---------------------------------------------------------------------
 -- CRC-32 as Linux Soft-RoCE computes the RoCEv2 ICRC (rxe_icrc.c), the way
--- the codec does (emulator/wire.c, wire_icrc): reflected polynomial
+-- the codec does (emulator/core/wire.c, wire_icrc): reflected polynomial
 -- 0xEDB88320 seeded with all ones over 8 bytes of 0xFF for the absent LRH,
 -- the IPv4 header with TOS, TTL and checksum set to ones, the UDP header
 -- with its checksum set to ones, the BTH with byte 4 set to ones, then the

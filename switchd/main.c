@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emulator/daemon.h"
+#include "daemon/daemon.h"
 #include "switch.h"
 
 static const char usage[] =

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emulator/hmap.h"
+#include "core/hmap.h"
 
 static uint64_t set_hash(const struct routes_set *s)
 {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../emulator/topology.h"
+#include "core/topology.h"
 
 struct routes_set {
 	uint16_t count; /* 0: no route */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emulator/config.h"
-#include "../emulator/rng.h"
+#include "core/config.h"
+#include "core/rng.h"
 #include "routes.h"
 #define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
 #define TC_CONTROL 2
@@ -745,7 +745,7 @@ static void stats_tick(void *arg, ps_t now)
 	events_schedule(sw->ev, now + sw->a.stats_interval, stats_tick, sw);
 }
 
-/* samples.csv (emulator/samples.h): every port and class that ever saw
+/* samples.csv (emulator/host/samples.h): every port and class that ever saw
  * traffic, its queue now and its peak since the last sample, and its
  * totals of trims, drops and ECN marks. */
 void sw_sample(struct sw *sw, struct csv *c, ps_t now)

@@ -18,11 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../emulator/events.h"
-#include "../emulator/link.h"
-#include "../emulator/records.h"
-#include "../emulator/topology.h"
-#include "../emulator/wire.h"
+#include "core/events.h"
+#include "core/link.h"
+#include "core/records.h"
+#include "core/topology.h"
+#include "core/wire.h"
 
 #define SW_NUM_TC 8
 
@@ -86,7 +86,7 @@ void sw_port_set_down(struct sw *sw, int port, bool down);
 ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from);
 
 /* Write one samples.csv row per port and class that saw traffic
- * (emulator/samples.h), and start the next sample's peak. */
+ * (emulator/host/samples.h), and start the next sample's peak. */
 void sw_sample(struct sw *sw, struct csv *c, ps_t now);
 
 /* Write the final switch-stats rows. */

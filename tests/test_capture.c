@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../pcap/capture.h"
+#include "pcap/capture.h"
 
 struct seen {
 	int n;

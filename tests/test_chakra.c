@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../emulator/chakra.h"
-#include "../emulator/sim.h"
+#include "chakra/chakra.h"
+#include "sim/sim.h"
 
 #define STAR8 "tests/data/chakra/star-8.ini"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../emulator/config.h"
+#include "core/config.h"
 
 static void test_nic_defaults(void **state)
 {

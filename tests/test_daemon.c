@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "../emulator/daemon.h"
+#include "daemon/daemon.h"
 
 /* s0 has ports 0 (h0), 1 (h1) and 2 (x0, an external endpoint). */
 static const char topology[] = "[emulation]\n"

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../emulator/events.h"
+#include "core/events.h"
 
 /* ---- a recorder for the small tests ---- */
 

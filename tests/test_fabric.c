@@ -18,11 +18,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../emulator/events.h"
-#include "../emulator/link.h"
-#include "../emulator/topology.h"
-#include "../emulator/wire.h"
-#include "../switchd/switch.h"
+#include "core/events.h"
+#include "core/link.h"
+#include "core/topology.h"
+#include "core/wire.h"
+#include "switchd/switch.h"
 
 /* ---- records ------------------------------------------------------------- */
 

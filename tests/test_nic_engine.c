@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../emulator/config.h"
-#include "../nicd/nic.h"
-#include "../nicd/nic_impl.h" /* nic_timer_duration */
+#include "core/config.h"
+#include "nicd/nic.h"
+#include "nicd/nic_impl.h" /* nic_timer_duration */
 #include "lib/vectors.h"
 
 #define DSCP_TRIMMED	      9

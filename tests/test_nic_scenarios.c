@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../emulator/time.h"
+#include "core/time.h"
 #include "lib/scenario.h"
 
 #define US	   PS_PER_US

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../emulator/config.h"
-#include "../nicd/nic_impl.h"
+#include "core/config.h"
+#include "nicd/nic_impl.h"
 #include "lib/scenario.h"
 
 #define US   PS_PER_US

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../emulator/outcome.h"
-#include "../emulator/records.h"
+#include "core/outcome.h"
+#include "core/records.h"
 
 static char *slurp(const char *path)
 {

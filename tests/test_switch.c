@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../emulator/events.h"
-#include "../emulator/link.h"
-#include "../emulator/records.h"
-#include "../emulator/topology.h"
-#include "../emulator/wire.h"
-#include "../switchd/switch.h"
+#include "core/events.h"
+#include "core/link.h"
+#include "core/records.h"
+#include "core/topology.h"
+#include "core/wire.h"
+#include "switchd/switch.h"
 #include "lib/vectors.h"
 
 #define IP_H0 0x0A000001u /* 10.0.0.1 on leaf0 */

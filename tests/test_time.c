@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "../emulator/time.h"
+#include "core/time.h"
 
 static void expect_time(const char *s, ps_t want)
 {

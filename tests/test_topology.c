@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../emulator/config.h"
-#include "../emulator/topology.h"
-#include "../emulator/workload.h"
+#include "core/config.h"
+#include "core/topology.h"
+#include "core/workload.h"
 
 #define DATA "tests/data/"
 #define GBPS 1000000000ULL

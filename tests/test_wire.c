@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "../emulator/wire.h"
-#include "../pcap/capture.h"
+#include "core/wire.h"
+#include "pcap/capture.h"
 #include "lib/vectors.h"
 
 #define NVEC	 8

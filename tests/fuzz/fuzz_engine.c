@@ -25,11 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../emulator/events.h"
-#include "../../emulator/link.h"
-#include "../../emulator/topology.h"
-#include "../../nicd/nic.h"
-#include "../../switchd/switch.h"
+#include "core/events.h"
+#include "core/link.h"
+#include "core/topology.h"
+#include "nicd/nic.h"
+#include "switchd/switch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

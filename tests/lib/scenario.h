@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../emulator/sim.h"
+#include "sim/sim.h"
 
 /* A CSV record in memory: header names and rows of cells. */
 struct table {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../emulator/wire.h"
+#include "core/wire.h"
 
 #define VEC_IP_A 0x0A000001u /* 10.0.0.1, MAC 02:00:00:00:00:01 */
 #define VEC_IP_B 0x0A000002u /* 10.0.0.2, MAC 02:00:00:00:00:02 */

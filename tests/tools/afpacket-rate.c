@@ -1,7 +1,7 @@
 /* tests/tools/afpacket-rate.c — the raw frame rate of an AF_PACKET port
  * pair, the ceiling the daemons' aggregate frame rate is measured against
  * (scripts/bench-fidelity, docs/promises.md): the same port layer the
- * daemons use (emulator/port.h), no engine.
+ * daemons use (emulator/daemon/port.h), no engine.
  *
  *   afpacket-rate send IF N BYTES   send N frames of BYTES on IF, batched
  *   afpacket-rate recv IF N         count frames on IF until N or 3 s idle
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../emulator/port.h"
+#include "daemon/port.h"
 
 static double now_s(void)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../emulator/chakra.h"
+#include "chakra/chakra.h"
 
 int main(int argc, char **argv)
 {

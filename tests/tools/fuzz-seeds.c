@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../emulator/wire.h"
+#include "core/wire.h"
 #include "../lib/vectors.h"
 
 static int put(const char *dir, const char *name, const uint8_t *b, size_t n)

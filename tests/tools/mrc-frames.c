@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../emulator/wire.h"
-#include "../../pcap/capture.h"
+#include "core/wire.h"
+#include "pcap/capture.h"
 #include "../lib/vectors.h"
 
 #define NFRAMES	      19

@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../emulator/wire.h"
+#include "core/wire.h"
 
 #define CLASSES(X)                                                                                 \
 	X(short)                                                                                   \

@@ -1,0 +1,61 @@
+/* emulator/core/events.h — the event queue: a hierarchical timer wheel in ps
+ * (docs/architecture.md, Time).
+ *
+ * Events keep their exact picosecond times and run in (time, order key,
+ * scheduling sequence) order.  The order key implements docs/protocol.md §12
+ * rule 16: frame arrivals first (by receiving port, then by the link's frame
+ * sequence), then the engine's own events in the order they were scheduled.
+ * Hosts only advance time; engines schedule their own work. */
+#ifndef EMULATOR_EVENTS_H
+#define EMULATOR_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "time.h"
+
+struct events;
+
+typedef void (*events_fn)(void *arg, ps_t now);
+
+/* An event's identity, for events_cancel; 0 is never a valid id. */
+typedef uint64_t events_id;
+
+/* Order keys: arrivals sort before engine events at the same picosecond. */
+#define EVENTS_KEY_ENGINE UINT64_MAX
+static inline uint64_t events_key_arrival(uint32_t rx_port, uint64_t link_seq)
+{
+	/* 20 bits of port, 43 bits of per-link frame sequence, top bit clear */
+	return ((uint64_t)(rx_port & 0xFFFFF) << 43) | (link_seq & ((1ULL << 43) - 1));
+}
+
+struct events *events_new(void);
+void events_free(struct events *q);
+
+/* Run fn(arg, when) at `when` (>= events_now(q)); engine order. */
+events_id events_schedule(struct events *q, ps_t when, events_fn fn, void *arg);
+
+/* Same, with an explicit order key among events at the same time. */
+events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg);
+
+/* Cancel a pending event. Returns false if it already ran or was cancelled. */
+bool events_cancel(struct events *q, events_id id);
+
+/* Time of the earliest pending event, PS_NEVER if none. */
+ps_t events_next(const struct events *q);
+
+/* Run every event with time <= until, in order (events scheduled while
+ * running are included when due).  The clock then stands at the last
+ * event's time (never moves backwards).  Returns how many ran. */
+uint64_t events_run_until(struct events *q, ps_t until);
+
+/* Run only the earliest pending event (all with its time? no: exactly one).
+ * Returns false when the queue is empty. */
+bool events_run_one(struct events *q);
+
+ps_t events_now(const struct events *q);
+size_t events_pending(const struct events *q);
+uint64_t events_executed(const struct events *q);
+
+#endif

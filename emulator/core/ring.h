@@ -1,0 +1,54 @@
+/* emulator/core/ring.h — a growable FIFO of 64-bit values, for queues whose
+ * members pack into one word (fetches in flight, PCIe writes). */
+#ifndef EMULATOR_RING_H
+#define EMULATOR_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+struct ring64 {
+	uint64_t *v;
+	size_t head, len, cap; /* cap is a power of two */
+};
+
+static inline bool ring64_push(struct ring64 *r, uint64_t x)
+{
+	if (r->len == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		uint64_t *v = malloc(cap * sizeof(*v));
+		if (!v)
+			return false;
+		for (size_t i = 0; i < r->len; i++)
+			v[i] = r->v[(r->head + i) & (r->cap - 1)];
+		free(r->v);
+		r->v = v;
+		r->cap = cap;
+		r->head = 0;
+	}
+	r->v[(r->head + r->len++) & (r->cap - 1)] = x;
+	return true;
+}
+
+static inline uint64_t ring64_front(const struct ring64 *r)
+{
+	return r->v[r->head];
+}
+
+static inline uint64_t ring64_pop(struct ring64 *r)
+{
+	uint64_t x = r->v[r->head];
+	r->head = (r->head + 1) & (r->cap - 1);
+	r->len--;
+	return x;
+}
+
+static inline void ring64_free(struct ring64 *r)
+{
+	free(r->v);
+	r->v = NULL;
+	r->head = r->len = r->cap = 0;
+}
+
+#endif

@@ -1,0 +1,158 @@
+/* emulator/core/topology.h — a topology file (docs/topology.md): the emulation, its
+ * nodes (NICs, switches, external endpoints), links, addresses, MACs, the
+ * workload; and, from them, routes with ECMP sets.  Read with libinih.
+ *
+ * Errors are one line "FILE:LINE: ATTRIBUTE: reason (allowed: RANGE)"; the
+ * caller prints it and exits 2. */
+#ifndef EMULATOR_TOPOLOGY_H
+#define EMULATOR_TOPOLOGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attrs.h"
+
+#define TOPO_NAME_MAX  32
+#define TOPO_MAX_PORTS 64
+#define TOPO_ERR_MAX   512
+
+enum node_kind { NODE_NIC, NODE_SWITCH, NODE_EXTERNAL };
+
+struct topo_port {
+	int link;      /* index into topology.links */
+	int peer;      /* node at the other end */
+	int peer_port; /* its port number there */
+};
+
+/* A switch port copied to an interface, both directions, as a tap sees the
+ * link (docs/topology.md, mirror): `mirror = PORT -> IFNAME[@NETNS]`. */
+#define TOPO_MIRROR_MAX 4
+struct topo_mirror {
+	int port;		   /* the switch port copied */
+	int line;		   /* where the file says so */
+	char ifname[16];	   /* the user's end of the mirror veth (IFNAMSIZ) */
+	char netns[TOPO_NAME_MAX]; /* its namespace; "" the launcher's own */
+};
+
+struct topo_node {
+	char name[TOPO_NAME_MAX];
+	enum node_kind kind;
+	int line;		/* where it was declared */
+	uint32_t ip;		/* NICs and externals */
+	uint8_t mac[6];		/* 02:00:00:00:00:(index+1) style, unique */
+	struct nic_attrs nic;	/* NICs: [nic] defaults + overrides, resolved */
+	struct switch_attrs sw; /* switches: [switch] defaults + overrides;
+				 * EgressQueueLimit stays 0 (derived) since it
+				 * depends on the port: resolve a copy per port
+				 * with config_switch_resolve(&c, port rate) */
+	struct topo_port ports[TOPO_MAX_PORTS];
+	int nports;
+	struct topo_mirror mirrors[TOPO_MIRROR_MAX]; /* switches */
+	int nmirrors;
+};
+
+/* How a daemon's port reaches its link (docs/topology.md, Port kinds). */
+enum topo_port_kind {
+	TOPO_PORT_PACKET, /* AF_PACKET on the veth p<N> (the default) */
+	TOPO_PORT_TAP,	  /* a TAP device p<N>, joined to the veth v<N> by tc */
+	TOPO_PORT_DPDK,	  /* DPDK's AF_PACKET PMD on the veth p<N> (make DPDK=1) */
+};
+
+struct topo_link {
+	int a, b;	    /* node indices */
+	int a_port, b_port; /* port numbers on each, in order of appearance */
+	int line;
+	struct link_attrs attrs;
+	enum topo_port_kind kind[2]; /* `ports = KIND_A KIND_B` */
+};
+
+#define TOPO_COLL_TYPES 10 /* Chakra's CollectiveCommType values */
+
+struct topology {
+	char path[4096]; /* the file, as given */
+	char dir[4096];	 /* its folder, for relative paths */
+	struct emulation_attrs emu;
+	struct topo_node *nodes;
+	int nnodes;
+	struct topo_link *links;
+	int nlinks;
+	char workload[4096]; /* resolved path, "" if none */
+	char chakra[4096];   /* Chakra traces DIR/NAME (NAME.<rank>.et), "" if none */
+	int *ranks;	     /* Chakra rank -> NIC node index ([workload] ranks) */
+	int nranks;
+	/* [workload] <Collective>Algorithm, by CollectiveCommType (chakra.h,
+	 * enum chakra_algo); 0 = the collective's default. */
+	uint8_t coll_algo[TOPO_COLL_TYPES];
+
+	/* Routes, computed by topology_routes(): for switch s and destination
+	 * NIC d, the ECMP set of egress ports on every shortest path. */
+	uint16_t *route_ports; /* [nnodes][nnodes][TOPO_ECMP_MAX] */
+	uint8_t *route_count;  /* [nnodes][nnodes] */
+	ps_t auto_rtt; /* what `auto` resolved to, 0 when nothing used it */
+};
+
+#define TOPO_ECMP_MAX 16
+
+/* Read and check a topology file.  Returns NULL and fills err on error. */
+struct topology *topology_load(const char *path, char *err, size_t errlen);
+
+/* At most this many `--set` overrides. */
+#define TOPO_MAX_SETS 32
+
+/* topology_load with `--set SECTION.ATTRIBUTE=VALUE` overrides (SECTION:
+ * emulation, nic, switch, link), applied after the file: to [emulation],
+ * or to every NIC, switch or link, whatever the file set (docs/cli.md).
+ * A bad one: "--set TEXT: reason" in err. */
+struct topology *topology_load_set(const char *path, const char *const *sets, int nsets,
+				   char *err, size_t errlen);
+void topology_free(struct topology *t);
+
+int topology_find(const struct topology *t, const char *name);
+int topology_find_ip(const struct topology *t, uint32_t ip);
+
+/* The kind of port node's port `port` uses. */
+static inline enum topo_port_kind topology_port_kind(const struct topology *t, int node, int port)
+{
+	const struct topo_link *l = &t->links[t->nodes[node].ports[port].link];
+	return l->kind[l->a == node ? 0 : 1];
+}
+
+/* The link rate a NIC's port runs at, both ways: min(link rate, DataRate)
+ * (docs/protocol.md §12 rule 13). */
+uint64_t topology_port_rate(const struct topology *t, int node, int port);
+
+/* Fill route_ports/route_count (topology_routes.c).  On a node that cannot
+ * reach the others, or with more than TOPO_ECMP_MAX equal next hops, returns
+ * false with that node and one line of why. */
+bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len);
+
+/* docs/protocol.md §5, `ConfigBaseRTT = auto`: the longest host-to-host
+ * round trip of the topology at line rate with a full packet (MSS + 78
+ * bytes serialized at every hop, both ways, plus the links' delays). */
+ps_t topology_fabric_rtt(const struct topology *t);
+
+/* ECMP next-hop ports of switch `sw` towards node `dst`; count 0 = none. */
+int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports);
+
+/* Whether name is a valid emulation name (emulation) or node name
+ * (docs/topology.md, Names): 1..TOPO_NAME_MAX-1 letters, digits and '_',
+ * and '-' in emulation names, starting with a letter or digit, so that
+ * names make safe paths and unambiguous namespace names.  If not, one line
+ * in why. */
+bool topology_name_check(const char *name, bool emulation, char *why, size_t len);
+
+/* A node's network namespace name for `mrcemu run`: "mrc-<emu>-<node>". */
+void topology_netns(const struct topology *t, int node, char *buf, size_t len);
+
+/* Add the `drop` rules in text ("h0>h1 data psn=5 tx=1, h1>h0 ack psn=1023
+ * count=all") to l, resolving node names in t.  On error, one line "drop:
+ * reason (allowed: ...)" in err. */
+bool topology_parse_drops(const struct topology *t, const char *text, struct link_attrs *l,
+			  char *err, size_t errlen);
+
+/* "10.0.0.1" <-> host-order address. */
+bool ipv4_parse(const char *s, uint32_t *ip);
+char *ipv4_format(uint32_t ip, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,275 @@
+/* emulator/daemon/daemon_setup.c — a daemon's command line, and its setup from
+ * the topology: the node, its ports and links, the output folder, records
+ * and pcaps (daemon.h; the launcher contract). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcap/capture.h"
+#include "daemon.h"
+#include "host/samples.h"
+
+const char DAEMON_LATENESS_HEADER[] =
+    "node,frames,stamped,violations,late_p50_ns,late_p99_ns,late_max_ns,wake_p50_ns,"
+    "wake_p99_ns,wake_max_ns,promises_sent,promises_received,promise_waits,promise_wait_ns";
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static int bad_arg(FILE *err, const char *prog, const char *msg, const char *what)
+{
+	fprintf(err, "%s: %s%s (see %s --help)\n", prog, msg, what ? what : "", prog);
+	return 2;
+}
+
+int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage, int argc,
+		      char **argv, FILE *out, FILE *err)
+{
+	static const struct option opts[] = {
+	    {"topology", required_argument, NULL, 't'}, {"node", required_argument, NULL, 'n'},
+	    {"port", required_argument, NULL, 'p'},	{"ctl", required_argument, NULL, 'C'},
+	    {"out", required_argument, NULL, 'o'},	{"capture", no_argument, NULL, 'c'},
+	    {"set", required_argument, NULL, 's'},
+	    {"sample-interval", required_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0}};
+	char why[128];
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0; /* glibc: a full restart, so tests may parse twice */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:n:p:C:o:cs:S:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			a->topology = optarg;
+			break;
+		case 'n':
+			a->node = optarg;
+			break;
+		case 'p':
+			if (a->nports == TOPO_MAX_PORTS)
+				return bad_arg(err, prog, "too many --port (allowed: 64)", NULL);
+			if (!*optarg)
+				return bad_arg(err, prog, "--port: empty interface name", NULL);
+			a->ports[a->nports++] = optarg;
+			break;
+		case 'C':
+			a->ctl = optarg;
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
+		case 'c':
+			a->capture = true;
+			break;
+		case 's':
+			if (a->nsets == TOPO_MAX_SETS)
+				return bad_arg(err, prog, "too many --set (allowed: 32)", NULL);
+			a->sets[a->nsets++] = optarg;
+			break;
+		case 'S':
+			if (!time_parse(optarg, &a->sample_interval, why, sizeof(why)) ||
+			    !a->sample_interval)
+				return bad_arg(err, prog, "--sample-interval: ", optarg);
+			break;
+		case 'h':
+			fputs(usage, out);
+			return 1;
+		case ':':
+			return bad_arg(err, prog, "missing value for ", argv[optind - 1]);
+		default:
+			return bad_arg(err, prog, "unknown option ", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bad_arg(err, prog, "unexpected argument ", argv[optind]);
+	if (!a->topology)
+		return bad_arg(err, prog, "--topology FILE is required", NULL);
+	if (!a->node)
+		return bad_arg(err, prog, "--node NAME is required", NULL);
+	return 0;
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static uint64_t mono_clock(void *ctx)
+{
+	(void)ctx;
+	return vclock_mono_ns();
+}
+
+static const char *kind_name(enum node_kind k)
+{
+	return k == NODE_NIC ? "a NIC" : k == NODE_SWITCH ? "a switch" : "an external endpoint";
+}
+
+static int init_node(struct daemon *d, const struct daemon_args *a, enum node_kind kind)
+{
+	d->node = topology_find(d->t, a->node);
+	if (d->node < 0) {
+		fprintf(stderr, "%s: --node %s: no such node in %s\n", d->prog, a->node,
+			d->t->path);
+		return 2;
+	}
+	d->me = &d->t->nodes[d->node];
+	if (d->me->kind != kind) {
+		fprintf(stderr, "%s: --node %s: %s:%d declares %s, not %s\n", d->prog, a->node,
+			d->t->path, d->me->line, kind_name(d->me->kind), kind_name(kind));
+		return 2;
+	}
+	if (a->nports && a->nports != d->me->nports) {
+		fprintf(stderr, "%s: --port given %d times but %s has %d port%s (one per link)\n",
+			d->prog, a->nports, d->me->name, d->me->nports,
+			d->me->nports == 1 ? "" : "s");
+		return 2;
+	}
+	return 0;
+}
+
+static void init_ports(struct daemon *d, const struct daemon_args *a)
+{
+	d->nports = d->me->nports;
+	for (int i = 0; i < d->nports; i++) {
+		struct daemon_port *port = &d->ports[i];
+		const struct topo_port *tp = &d->me->ports[i];
+
+		port->d = d;
+		port->index = i;
+		if (a->nports)
+			snprintf(port->ifname, sizeof(port->ifname), "%s", a->ports[i]);
+		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_TAP)
+			snprintf(port->ifname, sizeof(port->ifname), "tap:p%d", i);
+		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_DPDK)
+			/* frames up to 9,216 bytes in 10 KiB ring slots */
+			snprintf(port->ifname, sizeof(port->ifname),
+				 "dpdk:net_af_packet%d,iface=p%d,blocksz=20480,framesz=10240,"
+				 "framecnt=512",
+				 i, i);
+		else
+			snprintf(port->ifname, sizeof(port->ifname), "p%d", i);
+		link_end_init(&d->links[i], d->t, tp->link, d->node);
+		port->peer = tp->peer;
+		/* docs/architecture.md: trailers only on links to mrcemu daemons. */
+		port->stamped = d->t->nodes[tp->peer].kind != NODE_EXTERNAL;
+		port->rx_id = (uint32_t)(d->node * TOPO_MAX_PORTS + i); /* as mrcemu sim */
+		port->ser_min = time_serialize(WIRE_MIN_LEN, topology_port_rate(d->t, d->node, i));
+	}
+}
+
+static int open_captures(struct daemon *d)
+{
+	char dir[4200], path[4300], err[512];
+
+	snprintf(dir, sizeof(dir), "%s/pcap", d->outdir);
+	if (!records_mkdir(dir)) {
+		fprintf(stderr, "%s: %s: %s\n", d->prog, dir, strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < d->nports; i++) {
+		snprintf(path, sizeof(path), "%s/%s-%d.pcap", dir, d->me->name, i);
+		d->ports[i].cap = capture_open(path, err, sizeof(err));
+		if (!d->ports[i].cap) {
+			fprintf(stderr, "%s: %s\n", d->prog, err);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int init_output(struct daemon *d, const struct daemon_args *a)
+{
+	const char *emu = d->t->emu.name;
+
+	if (a->out)
+		snprintf(d->outdir, sizeof(d->outdir), "%s", a->out);
+	else
+		snprintf(d->outdir, sizeof(d->outdir), "out/%s", emu);
+	if (a->ctl)
+		snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", a->ctl);
+	else
+		snprintf(d->ctl_path, sizeof(d->ctl_path), "/run/mrcemu/%s/%s.ctl", emu,
+			 d->me->name);
+	if (!records_mkdir(d->outdir)) {
+		fprintf(stderr, "%s: %s: %s\n", d->prog, d->outdir, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* OUTDIR/<base>-<node>.csv (the launcher merges them, daemon protocol). */
+static struct csv *open_node_record(struct daemon *d, const char *base, const char *header)
+{
+	char name[TOPO_NAME_MAX + 64];
+	struct csv *c;
+
+	snprintf(name, sizeof(name), "%s-%s.csv", base, d->me->name);
+	c = csv_open(d->outdir, name, header);
+	if (!c)
+		fprintf(stderr, "%s: %s/%s: %s\n", d->prog, d->outdir, name, strerror(errno));
+	return c;
+}
+
+struct csv *daemon_record(struct daemon *d, const char *base, const char *header)
+{
+	struct csv *c;
+
+	if (d->nrecords == (int)(sizeof(d->records) / sizeof(d->records[0]))) {
+		fprintf(stderr, "%s: too many records\n", d->prog);
+		return NULL;
+	}
+	c = open_node_record(d, base, header);
+	if (c)
+		d->records[d->nrecords++] = c;
+	return c;
+}
+
+bool daemon_samples_start(struct daemon *d, struct nic *nic, struct sw *sw)
+{
+	struct csv *c;
+
+	if (!d->sample_interval)
+		return true;
+	if (!(c = daemon_record(d, "samples", SAMPLES_HEADER)) ||
+	    !(d->samples = samples_new(d->q, c, d->sample_interval)) ||
+	    !(nic ? samples_add_nic(d->samples, nic) : samples_add_switch(d->samples, sw))) {
+		fprintf(stderr, "%s: samples: out of memory\n", d->prog);
+		return false;
+	}
+	samples_start(d->samples);
+	return true;
+}
+
+int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
+		enum node_kind kind)
+{
+	char err[TOPO_ERR_MAX];
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->prog = prog;
+	d->timer_fd = d->ctl_fd = -1;
+	d->clock_ns = mono_clock;
+	d->t = topology_load_set(a->topology, a->sets, a->nsets, err, sizeof(err));
+	if (!d->t) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	if ((rc = init_node(d, a, kind)))
+		return rc;
+	if (!link_lookahead_check(d->t, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	init_ports(d, a);
+	d->capture = a->capture || d->t->emu.capture;
+	d->sample_interval = a->sample_interval;
+	if (!(d->q = events_new()) || !pkt_pool_init(&d->pool, DAEMON_RX_SLAB, 0)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	if ((rc = init_output(d, a)))
+		return rc;
+	if (!(d->lateness = open_node_record(d, "lateness", DAEMON_LATENESS_HEADER)))
+		return 1;
+	return d->capture ? open_captures(d) : 0;
+}

@@ -1,0 +1,332 @@
+/* emulator/host/driver.c — the workload driver (driver.h). */
+#include "driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char DRIVER_MESSAGES_HEADER[] = "id,src,dst,bytes,posted_ps,send_complete_ps,"
+				      "recv_complete_ps,complete_ps,fct_ps,retransmissions,"
+				      "verified,source";
+
+const char *driver_source_name(enum driver_source s)
+{
+	static const char *const names[] = {"workload", "chakra", "ctl", "external", ""};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "";
+}
+
+static size_t nmsgs(const struct driver *d)
+{
+	return d->w->count + d->nextra;
+}
+
+/* Message i: the workload's first, then the others. */
+static struct driver_msg *msg_at(const struct driver *d, size_t i)
+{
+	return i < d->w->count ? &d->msgs[i] : d->extra[i - d->w->count];
+}
+
+static bool sends(const struct driver *d, const struct driver_msg *m)
+{
+	return d->node < 0 || m->w->src == d->node;
+}
+
+static bool receives(const struct driver *d, const struct driver_msg *m)
+{
+	return d->node < 0 || m->w->dst == d->node;
+}
+
+static bool add_dependent(struct driver_msg *dep, long i)
+{
+	long *v = realloc(dep->dependents, (dep->ndependents + 1) * sizeof(*v));
+
+	if (!v)
+		return false;
+	dep->dependents = v;
+	v[dep->ndependents++] = i;
+	return true;
+}
+
+bool driver_init(struct driver *d, const struct topology *t, const struct workload *w,
+		 struct events *q, int node, struct nic *(*nic_of)(void *ctx, int node), void *ctx)
+{
+	memset(d, 0, sizeof(*d));
+	d->t = t;
+	d->w = w;
+	d->q = q;
+	d->node = node;
+	d->nic_of = nic_of;
+	d->ctx = ctx;
+	hmap_init(&d->by_id);
+	d->msgs = calloc(w->count ? w->count : 1, sizeof(*d->msgs));
+	if (!d->msgs)
+		return false;
+	for (size_t i = 0; i < w->count; i++) {
+		struct driver_msg *m = &d->msgs[i];
+		m->d = d;
+		m->w = &w->msgs[i];
+		m->deps_left = m->w->nafter;
+		hmap_put(&d->by_id, m->w->id, m);
+		d->sends += sends(d, m);
+		d->receives += receives(d, m);
+	}
+	for (size_t i = 0; i < w->count; i++)
+		for (int k = 0; k < w->msgs[i].nafter; k++)
+			if (!add_dependent(hmap_get(&d->by_id, w->msgs[i].after[k]), (long)i))
+				return false;
+	return true;
+}
+
+void driver_destroy(struct driver *d)
+{
+	for (size_t i = 0; d->msgs && i < d->w->count; i++)
+		free(d->msgs[i].dependents);
+	for (size_t i = 0; i < d->nextra; i++)
+		free(d->extra[i]);
+	free(d->extra);
+	free(d->msgs);
+	hmap_destroy(&d->by_id);
+}
+
+static void post(void *arg, ps_t now)
+{
+	struct driver_msg *m = arg;
+	struct driver *d = m->d;
+
+	m->is_posted = true;
+	m->posted = now;
+	if (!nic_post_message(d->nic_of(d->ctx, m->w->src), d->t->nodes[m->w->dst].ip, m->w->bytes,
+			      m->w->id, now)) {
+		m->failed = m->refused = true;
+		d->sends_finished++;
+	}
+}
+
+static void schedule_post(struct driver *d, struct driver_msg *m, ps_t now)
+{
+	events_schedule(d->q, m->w->at > now ? m->w->at : now, post, m);
+}
+
+void driver_start(struct driver *d)
+{
+	for (size_t i = 0; i < d->w->count; i++)
+		if (sends(d, &d->msgs[i]) && !d->msgs[i].deps_left)
+			schedule_post(d, &d->msgs[i], 0);
+}
+
+/* A message from elsewhere, known by id from now on. */
+static struct driver_msg *track(struct driver *d, enum driver_source source, uint64_t id, int src,
+				int dst, uint64_t bytes)
+{
+	struct driver_msg **v, *m;
+
+	if (hmap_get(&d->by_id, id) || !(m = calloc(1, sizeof(*m))))
+		return NULL;
+	v = realloc(d->extra, (d->nextra + 1) * sizeof(*v));
+	if (!v || !hmap_put(&d->by_id, id, m)) {
+		d->extra = v ? v : d->extra;
+		free(m);
+		return NULL;
+	}
+	d->extra = v;
+	d->extra[d->nextra++] = m;
+	m->d = d;
+	m->source = source;
+	m->own = (struct workload_msg){.id = id, .src = src, .dst = dst, .bytes = bytes};
+	m->w = &m->own;
+	return m;
+}
+
+struct driver_msg *driver_post(struct driver *d, enum driver_source source, uint64_t id, int src,
+			       int dst, uint64_t bytes, ps_t at)
+{
+	struct driver_msg *m = track(d, source, id, src, dst, bytes);
+
+	if (!m)
+		return NULL;
+	m->own.at = at;
+	d->sends += sends(d, m);
+	d->receives += receives(d, m);
+	schedule_post(d, m, at);
+	return m;
+}
+
+/* A message this NIC receives that nobody here posted: from an external
+ * endpoint, or from a daemon's `ctl post` (that daemon's row names it). */
+static struct driver_msg *track_received(struct driver *d, const struct nic_msg_info *i)
+{
+	int src = topology_find_ip(d->t, i->src_ip), dst = topology_find_ip(d->t, i->dst_ip);
+	struct driver_msg *m;
+
+	if (src < 0 || dst < 0)
+		return NULL;
+	m = track(d, d->t->nodes[src].kind == NODE_EXTERNAL ? DRIVER_SOURCE_EXTERNAL
+							     : DRIVER_SOURCE_UNKNOWN,
+		  i->msg_id, src, dst, i->bytes);
+	if (m)
+		d->receives++;
+	return m;
+}
+
+/* docs/topology.md, Workload file: `after` waits for MSG_COMPLETE of the messages the posting
+ * node sends and RECV_COMPLETE of those it receives. */
+static void release(struct driver *d, struct driver_msg *m, int node, ps_t now)
+{
+	for (int i = 0; i < m->ndependents; i++) {
+		struct driver_msg *x = &d->msgs[m->dependents[i]];
+		if (x->w->src == node && sends(d, x) && --x->deps_left == 0)
+			schedule_post(d, x, now);
+	}
+}
+
+/* The workload message a completion names: the message index alone would
+ * let any frame claim one (an external endpoint, a forged source address:
+ * docs/protocol.md §2), so its endpoints, and its size where known, must be
+ * the message's too. */
+static struct driver_msg *find(struct driver *d, const struct nic_msg_info *i, bool sized)
+{
+	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+
+	if (!m || i->src_ip != d->t->nodes[m->w->src].ip ||
+	    i->dst_ip != d->t->nodes[m->w->dst].ip || (sized && i->bytes != m->w->bytes))
+		return NULL;
+	return m;
+}
+
+void driver_completion(struct driver *d, enum nic_completion what, const struct nic_msg_info *i,
+		       ps_t now)
+{
+	struct driver_msg *m = find(d, i, true);
+
+	if (!m && what == RECV_COMPLETE)
+		m = track_received(d, i);
+	if (!m)
+		return;
+	switch (what) {
+	case SEND_COMPLETE:
+		m->sent = true;
+		m->send_complete = now;
+		break;
+	case RECV_COMPLETE:
+		if (m->received)
+			return;
+		m->received = true;
+		m->recv_complete = now;
+		m->verified = i->verified;
+		d->receives_done++;
+		release(d, m, m->w->dst, now);
+		break;
+	case MSG_COMPLETE:
+		if (m->failed) /* reported failed by its receiver already */
+			return;
+		m->done = true;
+		m->complete = now;
+		m->retransmissions = i->retransmissions;
+		d->sends_finished++;
+		release(d, m, m->w->src, now);
+		break;
+	}
+}
+
+void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
+{
+	struct driver_msg *m = find(d, i, false);
+
+	(void)now;
+	if (!m || m->failed || m->done)
+		return;
+	if (i->why) { /* the receiving side: its QP was evicted */
+		m->why_failed = i->why;
+		if (!sends(d, m))
+			return;
+	} else {
+		m->retransmissions = i->retransmissions;
+	}
+	m->failed = true;
+	d->sends_finished++;
+}
+
+void driver_open(void *ctx, const struct nic_msg_info *i)
+{
+	struct driver *d = ctx;
+	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+
+	if (m && !m->done && !m->failed)
+		m->retransmissions = i->retransmissions;
+}
+
+bool driver_has(const struct driver *d, uint64_t id)
+{
+	return hmap_get(&d->by_id, id) != NULL;
+}
+
+bool driver_done(const struct driver *d)
+{
+	return d->sends_finished == d->sends;
+}
+
+static void cell_time(struct csv *c, bool known, ps_t t)
+{
+	if (known)
+		csv_u64(c, t);
+	else
+		csv_str(c, "");
+}
+
+void driver_write_messages(const struct driver *d, struct csv *c)
+{
+	for (size_t i = 0; i < nmsgs(d); i++) {
+		const struct driver_msg *m = msg_at(d, i);
+		bool snd = sends(d, m), rcv = receives(d, m);
+		if (!snd && !rcv)
+			continue;
+		csv_u64(c, m->w->id);
+		csv_str(c, d->t->nodes[m->w->src].name);
+		csv_str(c, d->t->nodes[m->w->dst].name);
+		csv_u64(c, m->w->bytes);
+		cell_time(c, snd && m->is_posted, m->posted);
+		cell_time(c, snd && m->sent, m->send_complete);
+		cell_time(c, rcv && m->received, m->recv_complete);
+		cell_time(c, snd && m->done, m->complete);
+		cell_time(c, snd && m->done, m->complete - m->posted);
+		if (snd)
+			csv_u64(c, m->retransmissions);
+		else
+			csv_str(c, "");
+		/* Verified: completed, and every byte accounted for at the
+		 * receiver; a daemon that only receives says what it saw. */
+		if (snd && rcv)
+			csv_bool(c, m->done && m->received && m->verified);
+		else if (rcv)
+			csv_bool(c, m->received && m->verified);
+		else
+			csv_str(c, "");
+		csv_str(c, driver_source_name(m->source));
+		csv_end(c);
+	}
+}
+
+void driver_report(const struct driver *d, FILE *out)
+{
+	for (size_t i = 0; i < nmsgs(d); i++) {
+		const struct driver_msg *m = msg_at(d, i);
+		const char *why = NULL;
+		if (!sends(d, m))
+			continue;
+		if (m->failed)
+			why = m->refused      ? "the NIC refused it (id, size or resources)"
+			      : m->why_failed ? m->why_failed
+					      : "its QP entered the error state";
+		else if (!m->is_posted)
+			why = "never posted: its dependencies did not complete";
+		else if (!m->done)
+			why =
+			    !m->sent ? "not every packet was sent" : "no cumulative ACK covered it";
+		else if (receives(d, m) && !(m->received && m->verified))
+			why = "completed, but its bytes were not verified at the receiver";
+		if (why)
+			fprintf(out, "message %llu (%s to %s, %llu bytes): %s\n",
+				(unsigned long long)m->w->id, d->t->nodes[m->w->src].name,
+				d->t->nodes[m->w->dst].name, (unsigned long long)m->w->bytes, why);
+	}
+}

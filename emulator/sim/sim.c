@@ -1,0 +1,724 @@
+/* emulator/sim/sim.c — the discrete-event host (docs/architecture.md): every engine
+ * of a topology on one event queue.  Links are FIFOs of frames in flight;
+ * a frame reaches the far engine at the arrival time its sender gave, as an
+ * event keyed by receiving port and link sequence (docs/protocol.md §12 rule
+ * 16).  The workload posts messages at their time once their dependencies
+ * completed, and the run writes the records of docs/records.md. */
+#include "sim.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nicd/nic.h"
+#include "pcap/capture.h"
+#include "switchd/switch.h"
+#include "chakra/chakra.h"
+#include "host/chakra_exec.h"
+#include "host/driver.h"
+#include "core/events.h"
+#include "core/hmap.h"
+#include "core/link.h"
+#include "core/records.h"
+#include "host/samples.h"
+#include "core/topology.h"
+#include "core/workload.h"
+
+struct sim;
+
+/* One direction of a link: the frames on it, in order, in a ring (a
+ * frame's own link field is in a cache line nothing else on the way reads),
+ * and what a frame needs at both ends, in two cache lines. */
+struct sim_wire {
+	struct pkt **ring;
+	uint32_t head, len, cap; /* frames on the wire; cap a power of two */
+	uint32_t uncaptured;	 /* the last of them, not yet in the sender's pcap */
+	struct events *q;
+	struct nic *nic; /* the receiving engine (connect_wires) */
+	struct sw *sw;
+	struct capture *rx_cap, *tx_cap; /* pcaps of both ends, or NULL */
+	ps_t delay;			 /* the link's */
+	uint64_t seq;
+	uint32_t rx_port_id;
+	int to_node, to_port;
+	struct sim *sim;
+};
+
+struct sim_port {
+	struct sim *sim;
+	int node, port;
+	struct sim_wire out;
+	struct capture *cap;
+};
+
+struct sim_node {
+	struct sim *sim;
+	int index;
+	struct nic *nic;
+	struct sw *sw;
+	struct link_end *links; /* one per port, sending direction */
+	struct sim_port *ports;
+	int nports;
+};
+
+struct sim {
+	struct topology *t;
+	struct workload w;
+	struct events *q;
+	struct pkt_pool pool;
+	struct sim_node *nodes;
+	struct driver driver;
+	bool chakra; /* [workload] chakra: the trace drives the NICs */
+	struct chakra_trace trace;
+	struct chakra_exec cx;
+	struct nic_records rec;
+	struct csv *messages;
+	struct csv *chakra_nodes; /* chakra.csv */
+	struct csv *switch_stats;
+	struct csv *samples_csv;
+	struct samples *samples; /* samples.csv, or NULL */
+	uint8_t frame[WIRE_MAX_FRAME];
+	bool capture;
+	bool progress;	    /* a progress line on stderr (a terminal, not -q) */
+	double progress_at; /* CPU time of the next line */
+};
+
+/* ---- links -------------------------------------------------------------- */
+
+static void capture_pkt(struct sim *s, struct capture *cap, const struct pkt *p, ps_t t)
+{
+	size_t n;
+
+	if (!cap)
+		return;
+	n = wire_build(p, s->frame, sizeof(s->frame));
+	if (n)
+		capture_write(cap, t, s->frame, n);
+}
+
+static void arrive(void *arg, ps_t now)
+{
+	struct sim_wire *w = arg;
+	struct pkt *p = w->ring[w->head];
+
+	w->head = (w->head + 1) & (w->cap - 1);
+	w->len--;
+	if (w->rx_cap)
+		capture_pkt(w->sim, w->rx_cap, p, now);
+	if (w->nic)
+		nic_receive(w->nic, p, now);
+	else if (w->sw)
+		sw_receive(w->sw, w->to_port, p, now);
+	else
+		pkt_put(&w->sim->pool, p);
+}
+
+/* A switch hands a frame over when its serialization starts (switch.c),
+ * a NIC when it ends; the sender's pcap shows it when it ends, written at
+ * that time (order key 0: before the arrivals of that picosecond) so that
+ * every pcap stays in time order. */
+static void capture_sent(void *arg, ps_t now)
+{
+	struct sim_wire *w = arg;
+	struct pkt *p = w->ring[(w->head + w->len - w->uncaptured) & (w->cap - 1)];
+
+	w->uncaptured--;
+	capture_pkt(w->sim, w->tx_cap, p, now);
+}
+
+static bool wire_grow(struct sim_wire *w)
+{
+	uint32_t cap = w->cap ? 2 * w->cap : 16;
+	struct pkt **r = malloc(cap * sizeof(*r));
+
+	if (!r)
+		return false;
+	for (uint32_t k = 0; k < w->len; k++)
+		r[k] = w->ring[(w->head + k) & (w->cap - 1)];
+	free(w->ring);
+	w->ring = r;
+	w->cap = cap;
+	w->head = 0;
+	return true;
+}
+
+/* An engine's frame leaves port `port` of its node (docs/architecture.md, The
+ * engine contract); it reaches the far end at `arrival`, one link delay
+ * after its serialization ends. */
+static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
+{
+	struct sim_node *n = ctx;
+	struct sim_wire *w = &n->ports[port_index].out;
+
+	if (w->len == w->cap && !wire_grow(w)) {
+		fprintf(stderr, "mrcemu: out of memory for frames in flight\n");
+		abort();
+	}
+	w->ring[(w->head + w->len++) & (w->cap - 1)] = p;
+	if (w->tx_cap && arrival - w->delay <= events_now(w->q)) {
+		capture_pkt(w->sim, w->tx_cap, p, arrival - w->delay);
+	} else if (w->tx_cap) {
+		w->uncaptured++;
+		events_schedule_key(w->q, arrival - w->delay, 0, capture_sent, w);
+	}
+	events_schedule_key(w->q, arrival, events_key_arrival(w->rx_port_id, w->seq++), arrive, w);
+}
+
+/* A NIC has one port. */
+static void nic_transmit(void *ctx, struct pkt *p, ps_t arrival)
+{
+	transmit(ctx, 0, p, arrival);
+}
+
+/* ---- the workload ------------------------------------------------------- */
+
+static struct nic *nic_of(void *ctx, int node)
+{
+	return ((struct sim *)ctx)->nodes[node].nic;
+}
+
+static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *i, ps_t now)
+{
+	struct sim_node *n = ctx;
+
+	if (n->sim->chakra)
+		chakra_exec_completion(&n->sim->cx, n->index, what, i, now);
+	else
+		driver_completion(&n->sim->driver, what, i, now);
+}
+
+static void failed(void *ctx, const struct nic_msg_info *i, ps_t now)
+{
+	struct sim_node *n = ctx;
+
+	if (n->sim->chakra)
+		chakra_exec_failed(&n->sim->cx, n->index, i, now);
+	else
+		driver_failed(&n->sim->driver, i, now);
+}
+
+/* A Chakra run also ends when it can go no further: a deadlock, or a
+ * failed message that a node waits for (reported by chakra_exec_report). */
+static bool workload_done(const struct sim *s)
+{
+	if (s->chakra)
+		return chakra_exec_done(&s->cx) || chakra_exec_stalled(&s->cx);
+	return driver_done(&s->driver);
+}
+
+/* ---- building the engines ----------------------------------------------- */
+
+/* A NIC's far end runs at the link's rate, or at the peer NIC's DataRate
+ * when that is lower (seed, Packets on the wire; §12 rule 13). */
+static uint64_t peer_rate(const struct topology *t, int node, int port)
+{
+	const struct topo_port *tp = &t->nodes[node].ports[port];
+	uint64_t rate = t->links[tp->link].attrs.rate;
+	const struct topo_node *peer = &t->nodes[tp->peer];
+
+	if (peer->kind == NODE_NIC && peer->nic.data_rate < rate)
+		rate = peer->nic.data_rate;
+	return rate;
+}
+
+static bool open_capture(struct sim *s, struct sim_port *port, const char *outdir, char *err,
+			 size_t errlen)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/pcap/%s-%d.pcap", outdir, s->t->nodes[port->node].name,
+		 port->port);
+	port->cap = capture_open(path, err, errlen);
+	return port->cap != NULL;
+}
+
+static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
+{
+	const struct topo_node *tn = &s->t->nodes[n->index];
+	struct sw_params prm = {.name = tn->name,
+				.topo = s->t,
+				.node = n->index,
+				.links = n->links,
+				.events = s->q,
+				.pool = &s->pool,
+				.host = {.ctx = n, .transmit = transmit},
+				.stats = s->switch_stats};
+	char err[512];
+
+	n->sw = sw_new(&prm, err, sizeof(err));
+	if (!n->sw)
+		fprintf(report, "%s:%d: %s\n", s->t->path, tn->line, err);
+	return n->sw != NULL;
+}
+
+static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
+{
+	const struct topo_node *tn = &s->t->nodes[i];
+	struct sim_node *n = &s->nodes[i];
+	char err[512];
+
+	n->sim = s;
+	n->index = i;
+	n->nports = tn->nports;
+	n->ports = calloc(tn->nports ? tn->nports : 1, sizeof(*n->ports));
+	n->links = calloc(tn->nports ? tn->nports : 1, sizeof(*n->links));
+	if (!n->ports || !n->links)
+		return false;
+	for (int p = 0; p < tn->nports; p++) {
+		struct sim_port *port = &n->ports[p];
+		const struct topo_port *tp = &tn->ports[p];
+		port->sim = s;
+		port->node = i;
+		port->port = p;
+		link_end_init(&n->links[p], s->t, tp->link, i);
+		port->out = (struct sim_wire){
+		    .sim = s,
+		    .q = s->q,
+		    .delay = n->links[p].delay,
+		    .to_node = tp->peer,
+		    .to_port = tp->peer_port,
+		    .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS + tp->peer_port)};
+		if (s->capture && !open_capture(s, port, outdir, err, sizeof(err))) {
+			fprintf(report, "mrcemu: %s\n", err);
+			return false;
+		}
+		port->out.tx_cap = port->cap;
+	}
+	if (tn->kind == NODE_SWITCH)
+		return build_switch(s, n, report);
+	if (tn->kind != NODE_NIC)
+		return true;
+	struct nic_params prm = {.name = tn->name,
+				 .attrs = &tn->nic,
+				 .link = &n->links[0],
+				 .peer_rate = peer_rate(s->t, i, 0),
+				 .mac = tn->mac,
+				 .peer_mac = s->t->nodes[tn->ports[0].peer].mac,
+				 .seed = s->t->emu.seed,
+				 .events = s->q,
+				 .pool = &s->pool,
+				 .host = {.ctx = n,
+					  .transmit = nic_transmit,
+					  .completion = completion,
+					  .failed = failed},
+				 .records = s->rec};
+	n->nic = nic_new(&prm);
+	return n->nic != NULL;
+}
+
+/* Each wire learns the engine and the pcap at its far end. */
+static void connect_wires(struct sim *s)
+{
+	for (int i = 0; i < s->t->nnodes; i++)
+		for (int p = 0; p < s->nodes[i].nports; p++) {
+			struct sim_wire *w = &s->nodes[i].ports[p].out;
+			struct sim_node *dst = &s->nodes[w->to_node];
+			w->nic = dst->nic;
+			w->sw = dst->sw;
+			w->rx_cap = dst->ports[w->to_port].cap;
+		}
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static bool any_nic(const struct topology *t, size_t offset)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_NIC && *((const bool *)&t->nodes[i].nic + offset))
+			return true;
+	return false;
+}
+
+#define ANY_NIC(t, field) any_nic(t, offsetof(struct nic_attrs, field))
+
+static bool any_switch_stats(const struct topology *t)
+{
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_SWITCH && t->nodes[i].sw.stats)
+			return true;
+	return false;
+}
+
+static struct csv *open_record(const char *dir, const char *name, const char *header, FILE *report,
+			       bool *ok)
+{
+	struct csv *c = csv_open(dir, name, header);
+
+	if (!c) {
+		fprintf(report, "mrcemu: %s/%s: %s\n", dir, name, strerror(errno));
+		*ok = false;
+	}
+	return c;
+}
+
+static bool open_records(struct sim *s, const char *dir, FILE *report)
+{
+	bool ok = true;
+	char pcaps[4200];
+
+	snprintf(pcaps, sizeof(pcaps), "%s/pcap", dir);
+	if (!records_mkdir(dir) || (s->capture && !records_mkdir(pcaps))) {
+		fprintf(report, "mrcemu: %s: %s\n", dir, strerror(errno));
+		return false;
+	}
+	if (ANY_NIC(s->t, transport_stats))
+		s->rec.stats =
+		    open_record(dir, "mrc-transport-stats.csv", nic_stats_header(), report, &ok);
+	if (ok && ANY_NIC(s->t, event_logging))
+		s->rec.events = open_record(dir, "mrc-events.csv", NIC_EVENTS_HEADER, report, &ok);
+	if (ok && ANY_NIC(s->t, monitor))
+		s->rec.monitor =
+		    open_record(dir, "mrc-monitor.csv", NIC_MONITOR_HEADER, report, &ok);
+	if (ok && ANY_NIC(s->t, cc_trace))
+		s->rec.cc = open_record(dir, "mrc-cc.csv", NIC_CC_HEADER, report, &ok);
+	if (ok && any_switch_stats(s->t))
+		s->switch_stats =
+		    open_record(dir, "switch-stats.csv", SW_STATS_HEADER, report, &ok);
+	if (ok)
+		s->messages = open_record(dir, "messages.csv", DRIVER_MESSAGES_HEADER, report, &ok);
+	if (ok && s->chakra)
+		s->chakra_nodes = open_record(dir, "chakra.csv", CHAKRA_CSV_HEADER, report, &ok);
+	return ok;
+}
+
+/* samples.csv when SampleInterval (or --report) asks for it. */
+static bool start_samples(struct sim *s, const struct sim_options *o, const char *dir,
+			  FILE *report)
+{
+	ps_t ivl = samples_interval(s->t, &s->w, o->until ? o->until : s->t->emu.until, o->report);
+	bool ok = true;
+
+	if (!ivl)
+		return true;
+	s->samples_csv = open_record(dir, "samples.csv", SAMPLES_HEADER, report, &ok);
+	if (ok && !(s->samples = samples_new(s->q, s->samples_csv, ivl)))
+		ok = false;
+	for (int i = 0; ok && i < s->t->nnodes; i++) {
+		if (s->nodes[i].sw)
+			ok = samples_add_switch(s->samples, s->nodes[i].sw);
+		else if (s->nodes[i].nic)
+			ok = samples_add_nic(s->samples, s->nodes[i].nic);
+	}
+	if (ok)
+		samples_start(s->samples);
+	return ok;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static uint64_t nic_get(const void *nic, const char *name)
+{
+	return nic_counter(nic, name);
+}
+
+static uint64_t sw_get(const void *sw, const char *name)
+{
+	return sw_counter(sw, name);
+}
+
+/* A Chakra run's messages, its waiting nodes, and its summary lines. */
+static void summarize_chakra(struct sim *s, struct sim_result *r, FILE *report)
+{
+	ps_t *fct = calloc(s->cx.sends + 1, sizeof(ps_t));
+	size_t n = 0;
+	FILE *f;
+
+	chakra_exec_count(&s->cx, &r->o.messages, &r->o.completed, &r->o.failed,
+			  &r->o.unverified, fct, &n);
+	if (fct)
+		outcome_fct(&r->o, fct, n);
+	free(fct);
+	r->chakra_done = chakra_exec_done(&s->cx);
+	if (!r->chakra_done) {
+		char t[32];
+		fprintf(report, "chakra: %llu of %llu nodes unfinished at %s%s; waiting:\n",
+			(unsigned long long)(s->cx.nodes - s->cx.nodes_done),
+			(unsigned long long)s->cx.nodes, time_format(r->end, t, sizeof(t)),
+			chakra_exec_stalled(&s->cx) ? " (deadlock: nothing left that could move it)"
+						    : "");
+		chakra_exec_report(&s->cx, report);
+	}
+	f = fmemopen(r->chakra_summary, sizeof(r->chakra_summary) - 1, "w");
+	if (f) {
+		chakra_exec_summary(&s->cx, f);
+		fclose(f);
+	}
+	chakra_exec_write_nodes(&s->cx, s->chakra_nodes);
+	chakra_exec_write_messages(&s->cx, s->messages);
+}
+
+static void summarize(struct sim *s, struct sim_result *r, FILE *report)
+{
+	ps_t *fct = calloc(s->w.count ? s->w.count : 1, sizeof(ps_t));
+	size_t n = 0;
+
+	if (s->chakra) {
+		free(fct);
+		fct = NULL;
+		summarize_chakra(s, r, report);
+	}
+	for (size_t i = 0; i < s->w.count; i++) {
+		const struct driver_msg *m = &s->driver.msgs[i];
+		r->o.completed += m->done;
+		r->o.failed += m->failed;
+		r->o.unverified += m->done && !(m->received && m->verified);
+		if (m->done && fct)
+			fct[n++] = m->complete - m->posted;
+	}
+	if (!s->chakra)
+		driver_report(&s->driver, report);
+	if (fct)
+		outcome_fct(&r->o, fct, n);
+	free(fct);
+	for (int i = 0; i < s->t->nnodes; i++) {
+		struct nic *nic = s->nodes[i].nic;
+		if (s->nodes[i].sw) {
+			outcome_add_switch(&r->o, sw_get, s->nodes[i].sw);
+			sw_finish(s->nodes[i].sw, r->end);
+		}
+		if (!nic)
+			continue;
+		outcome_add_nic(&r->o, nic_get, nic);
+		nic_each_open(nic, driver_open, &s->driver);
+		nic_finish(nic, r->end, report);
+	}
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* docs/cli.md: a long run shows its progress on a terminal. */
+static void progress(struct sim *s, bool last)
+{
+	static const double every = 0.5; /* seconds of CPU */
+	double now;
+	char t[32];
+
+	if (!s->progress || (!last && (now = cpu_now()) < s->progress_at))
+		return;
+	if (!last)
+		s->progress_at = now + every;
+	fprintf(stderr, "\r  virtual %s  messages %llu/%llu  events %llu%s",
+		time_format(events_now(s->q), t, sizeof(t)),
+		(unsigned long long)(s->chakra ? s->cx.sends_finished : s->driver.sends_finished),
+		(unsigned long long)(s->chakra ? s->cx.sends : s->driver.sends),
+		(unsigned long long)events_executed(s->q), last ? "\n" : "");
+}
+
+/* Without a stop time the loop need not look ahead: events_next costs a
+ * scan of the wheel's earliest slot whenever `ready` is empty, a tenth of
+ * a fabric run (scripts/bench-fabric). */
+static void run_loop(struct sim *s, ps_t until, bool *capped)
+{
+	for (uint64_t n = 1; !workload_done(s); n++) {
+		if ((n & 0xFFFF) == 0)
+			progress(s, false);
+		if (!until) {
+			if (!events_run_one(s->q))
+				break;
+			/* A message that can never complete (a link down for
+			 * good, no retry budget) must not run forever. */
+			if (events_now(s->q) >= SIM_DEFAULT_LIMIT) {
+				*capped = true;
+				break;
+			}
+			continue;
+		}
+		ps_t next = events_next(s->q);
+		if (next == PS_NEVER || next > until)
+			break;
+		events_run_one(s->q);
+	}
+	if (s->progress_at)
+		progress(s, true);
+}
+
+/* ARCHITECTURE.md, One end: after the last completion the run goes on
+ * until no frame is in flight anywhere (on a link, queued in a port or
+ * being serialized: every frame is a packet of the pool), so that every
+ * frame sent is received, counted and captured.  T_end is that instant:
+ * the last completion plus this drain.  Bounded by `until` and by
+ * SIM_DEFAULT_LIMIT, like the run itself. */
+static void drain(struct sim *s, ps_t until)
+{
+	ps_t limit = until ? until : SIM_DEFAULT_LIMIT;
+
+	while (s->pool.in_use) {
+		ps_t next = events_next(s->q);
+		if (next == PS_NEVER || next > limit)
+			break;
+		events_run_one(s->q);
+	}
+}
+
+static void sim_free(struct sim *s)
+{
+	for (int i = 0; s->nodes && i < s->t->nnodes; i++) {
+		struct sim_node *n = &s->nodes[i];
+		nic_free(n->nic);
+		sw_free(n->sw);
+		for (int p = 0; p < n->nports; p++) {
+			struct sim_wire *w = &n->ports[p].out;
+			for (uint32_t k = 0; k < w->len; k++)
+				pkt_put(&s->pool, w->ring[(w->head + k) & (w->cap - 1)]);
+			free(w->ring);
+			if (n->ports[p].cap)
+				capture_close(n->ports[p].cap);
+		}
+		free(n->ports);
+		free(n->links);
+	}
+	driver_destroy(&s->driver);
+	if (s->chakra) {
+		chakra_exec_destroy(&s->cx);
+		chakra_free(&s->trace);
+	}
+	samples_free(s->samples);
+	free(s->nodes);
+	if (s->q)
+		events_free(s->q);
+	pkt_pool_destroy(&s->pool);
+	workload_free(&s->w);
+	topology_free(s->t);
+}
+
+static int node_rank(void *ctx, const char *node)
+{
+	return topology_find(ctx, node);
+}
+
+/* The time-ordered records end in the order `mrcemu run` merges them (by
+ * time, then node), so both hosts agree byte for byte (docs/promises.md). */
+static bool close_records(struct sim *s)
+{
+	bool ok = true;
+	struct csv *timed[] = {s->rec.stats, s->rec.events, s->rec.monitor, s->rec.cc,
+			       s->switch_stats, s->samples_csv};
+	char path[4096];
+
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+		if (!timed[i])
+			continue;
+		snprintf(path, sizeof(path), "%s", timed[i]->path);
+		ok &= csv_close(timed[i]) && records_sort_by_time_node(path, node_rank, s->t);
+	}
+	if (s->messages && !csv_close(s->messages))
+		ok = false;
+	if (s->chakra_nodes && !csv_close(s->chakra_nodes))
+		ok = false;
+	return ok;
+}
+
+static bool sim_load(struct sim *s, const struct sim_options *o, FILE *report)
+{
+	char err[TOPO_ERR_MAX];
+
+	s->t = topology_load_set(o->topology, o->sets, o->nsets, err, sizeof(err));
+	if (!s->t) {
+		fprintf(report, "%s\n", err);
+		return false;
+	}
+	if (o->seed_set)
+		s->t->emu.seed = o->seed;
+	if (s->t->workload[0] && !workload_load(s->t->workload, s->t, &s->w, err, sizeof(err))) {
+		fprintf(report, "%s\n", err);
+		return false;
+	}
+	/* Every rank's file is read and checked before anything starts. */
+	if (s->t->chakra[0] && !chakra_load(s->t, &s->trace, err, sizeof(err))) {
+		fprintf(report, "%s\n", err);
+		return false;
+	}
+	s->chakra = s->t->chakra[0] != 0;
+	return true;
+}
+
+int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
+{
+	struct sim s = {0};
+	double cpu0 = cpu_now();
+	int rc = 2;
+	char extra[160];
+
+	memset(r, 0, sizeof(*r));
+	if (!sim_load(&s, o, report))
+		goto out;
+	s.capture = o->capture || s.t->emu.capture;
+	s.progress = !o->quiet && isatty(STDERR_FILENO);
+	if (o->outdir)
+		snprintf(r->outdir, sizeof(r->outdir), "%s", o->outdir);
+	else
+		snprintf(r->outdir, sizeof(r->outdir), "out/%s", s.t->emu.name);
+	if (!(s.q = events_new()) || !pkt_pool_init(&s.pool, 4096, 0) ||
+	    !(s.nodes = calloc(s.t->nnodes, sizeof(*s.nodes))) ||
+	    !open_records(&s, r->outdir, report))
+		goto out;
+	for (int i = 0; i < s.t->nnodes; i++)
+		if (!build_node(&s, i, r->outdir, report))
+			goto out;
+	connect_wires(&s);
+	if (!start_samples(&s, o, r->outdir, report))
+		goto out;
+	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s) ||
+	    (s.chakra && !chakra_exec_init(&s.cx, s.t, &s.trace, s.q, nic_of, &s))) {
+		fprintf(report, "mrcemu: out of memory\n");
+		goto out;
+	}
+	if (s.chakra)
+		chakra_exec_start(&s.cx);
+	else
+		driver_start(&s.driver);
+	run_loop(&s, o->until ? o->until : s.t->emu.until, &r->capped);
+	if (s.chakra)
+		r->chakra_end = chakra_exec_end(&s.cx);
+	if (workload_done(&s))
+		drain(&s, o->until ? o->until : s.t->emu.until);
+	if (r->capped)
+		fprintf(report,
+			"mrcemu: stopped at %llu s of virtual time with messages still open; "
+			"set until (or --until) to run longer\n",
+			(unsigned long long)(SIM_DEFAULT_LIMIT / PS_PER_S));
+	r->end = events_now(s.q);
+	r->auto_rtt = s.t->auto_rtt;
+	r->events = events_executed(s.q);
+	r->o.messages = s.w.count;
+	if (s.samples)
+		samples_finish(s.samples, r->end);
+	summarize(&s, r, report);
+	if (!s.chakra)
+		driver_write_messages(&s.driver, s.messages);
+	rc = r->o.completed == r->o.messages && !r->o.unverified && (!s.chakra || r->chakra_done)
+		 ? 0
+		 : 1;
+	snprintf(extra, sizeof(extra), "  \"virtual_end_ps\": %llu,\n  \"events\": %llu",
+		 (unsigned long long)r->end, (unsigned long long)r->events);
+	if (!outcome_write_json(&r->o, r->outdir, extra, report))
+		rc = 2;
+out:
+	if (!close_records(&s))
+		rc = 2;
+	sim_free(&s);
+	r->cpu_seconds = cpu_now() - cpu0;
+	return rc;
+}
+
+void sim_print_summary(const struct sim_result *r, FILE *out)
+{
+	char d[32];
+
+	outcome_print(&r->o, out);
+	fputs(r->chakra_summary, out);
+	if (r->auto_rtt) /* docs/protocol.md §§5, 9 */
+		fprintf(out, "auto: fabric round trip %s (ConfigBaseRTT, EgressQueueLimit)\n",
+			time_format(r->auto_rtt, d, 32));
+	fprintf(out, "virtual time: %s  events: %llu  cpu: %.3f s\nrecords: %s/\n",
+		time_format(r->end, d, 32), (unsigned long long)r->events, r->cpu_seconds,
+		r->outdir);
+}

@@ -11,7 +11,6 @@
 
 #include "core/config.h"
 #include "core/rng.h"
-#include "routes.h"
 #define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
 #define TC_CONTROL 2
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
@@ -98,7 +97,8 @@ struct sw_port {
 /* What every frame reads comes first, a cache line for forwarding and one
  * for the attributes (classification, admission, ECN). */
 struct sw {
-	_Alignas(64) struct routes routes;
+	_Alignas(64) const struct topology *t; /* its routes */
+	int node;
 	uint64_t seed; /* of the ECMP hash */
 	struct sw_port *ports;
 	struct pkt_pool *pool;
@@ -113,8 +113,6 @@ struct sw {
 	uint64_t rx_frames;
 
 	char name[TOPO_NAME_MAX];
-	const struct topology *t;
-	int node;
 	int nports;
 	struct csv *stats;
 	uint64_t rx_drop_payload, rx_drop_wire[WIRE_ERROR_COUNT];
@@ -255,8 +253,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		sw->t = prm->topo;
 		sw->node = prm->node;
 	}
-	if (!sw || !(sw->ports = ports_alloc(n->nports)) ||
-	    !routes_build(&sw->routes, prm->topo, prm->node)) {
+	if (!sw || !(sw->ports = ports_alloc(n->nports))) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
 		sw_free(sw);
 		return NULL;
@@ -298,7 +295,6 @@ void sw_free(struct sw *sw)
 			free(q->ring);
 		}
 	}
-	routes_free(&sw->routes);
 	free(sw->ports);
 	free(sw);
 }
@@ -341,12 +337,13 @@ static uint64_t flow_hash(const struct sw *sw, const struct pkt *p)
 
 int sw_route(const struct sw *sw, const struct pkt *p)
 {
-	const struct routes_set *s = routes_lookup(&sw->routes, p->dst_ip);
+	int dst = topology_find_ip(sw->t, p->dst_ip);
+	const struct topo_ecmp *s;
 
-	if (!s || !s->count)
+	if (dst < 0 || !(s = topology_ecmp(sw->t, sw->node, dst))->count)
 		return -1;
 	/* the hash's top 32 bits scaled to the set: no division */
-	return s->count == 1 ? s->ports[0] : s->ports[(flow_hash(sw, p) >> 32) * s->count >> 32];
+	return s->count == 1 ? s->port[0] : s->port[(flow_hash(sw, p) >> 32) * s->count >> 32];
 }
 
 /* ---- queues -------------------------------------------------------------- */

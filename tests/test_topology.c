@@ -159,11 +159,11 @@ static void test_two_hosts_links(void **state)
 	assert_int_equal(d[2].psn, -1);
 	assert_int_equal(d[2].count, 3);
 
-	const uint16_t *ports;
-	assert_int_equal(topology_ecmp(t, 2, 1, &ports), 1);
-	assert_int_equal(ports[0], 1);
-	assert_int_equal(topology_ecmp(t, 2, 0, &ports), 1);
-	assert_int_equal(ports[0], 0);
+	const struct topo_ecmp *e;
+	assert_int_equal((e = topology_ecmp(t, 2, 1))->count, 1);
+	assert_int_equal(e->port[0], 1);
+	assert_int_equal((e = topology_ecmp(t, 2, 0))->count, 1);
+	assert_int_equal(e->port[0], 0);
 	topology_free(t);
 }
 
@@ -176,28 +176,29 @@ static void test_leaf_spine_ecmp(void **state)
 	int spine2 = topology_find(t, "spine2");
 	int h0 = topology_find(t, "h0"), h1 = topology_find(t, "h1"), h2 = topology_find(t, "h2");
 	int h3 = topology_find(t, "h3");
-	const uint16_t *ports;
+	const struct topo_ecmp *e;
 
 	(void)state;
 	assert_int_equal(t->nnodes, 10);
 	assert_int_equal(t->nodes[leaf0].nports, 6);
-	assert_int_equal(topology_ecmp(t, leaf0, h2, &ports), 4);
+	assert_int_equal((e = topology_ecmp(t, leaf0, h2))->count, 4);
 	for (int i = 0; i < 4; i++) {
-		assert_int_equal(ports[i], 2 + i);
-		assert_int_equal(t->nodes[t->nodes[leaf0].ports[ports[i]].peer].kind, NODE_SWITCH);
+		assert_int_equal(e->port[i], 2 + i);
+		assert_int_equal(t->nodes[t->nodes[leaf0].ports[e->port[i]].peer].kind, NODE_SWITCH);
+		assert_true(e->ports >> (2 + i) & 1);
 	}
-	assert_int_equal(topology_ecmp(t, leaf0, h3, &ports), 4);
-	assert_int_equal(topology_ecmp(t, leaf0, h0, &ports), 1);
-	assert_int_equal(ports[0], 0);
-	assert_int_equal(topology_ecmp(t, leaf0, h1, &ports), 1);
-	assert_int_equal(ports[0], 1);
-	assert_int_equal(topology_ecmp(t, leaf1, h0, &ports), 4);
-	assert_int_equal(topology_ecmp(t, leaf1, h2, &ports), 1);
-	assert_int_equal(t->nodes[leaf1].ports[ports[0]].peer, h2);
-	assert_int_equal(topology_ecmp(t, spine2, h0, &ports), 1);
-	assert_int_equal(t->nodes[spine2].ports[ports[0]].peer, leaf0);
-	assert_int_equal(topology_ecmp(t, spine2, h3, &ports), 1);
-	assert_int_equal(t->nodes[spine2].ports[ports[0]].peer, leaf1);
+	assert_int_equal((e = topology_ecmp(t, leaf0, h3))->count, 4);
+	assert_int_equal((e = topology_ecmp(t, leaf0, h0))->count, 1);
+	assert_int_equal(e->port[0], 0);
+	assert_int_equal((e = topology_ecmp(t, leaf0, h1))->count, 1);
+	assert_int_equal(e->port[0], 1);
+	assert_int_equal((e = topology_ecmp(t, leaf1, h0))->count, 4);
+	assert_int_equal((e = topology_ecmp(t, leaf1, h2))->count, 1);
+	assert_int_equal(t->nodes[leaf1].ports[e->port[0]].peer, h2);
+	assert_int_equal((e = topology_ecmp(t, spine2, h0))->count, 1);
+	assert_int_equal(t->nodes[spine2].ports[e->port[0]].peer, leaf0);
+	assert_int_equal((e = topology_ecmp(t, spine2, h3))->count, 1);
+	assert_int_equal(t->nodes[spine2].ports[e->port[0]].peer, leaf1);
 	/* switch-to-switch ports at their own rate */
 	assert_int_equal(topology_port_rate(t, leaf0, 2), 800 * GBPS);
 	assert_int_equal(topology_port_rate(t, leaf0, 0), 400 * GBPS);
@@ -327,7 +328,7 @@ static void test_externals_and_delay_rule(void **state)
 				"[link x0 s0]\n"
 				"rate = 10Gbps\n");
 	struct topology *t = topology_load(path, err, sizeof err);
-	const uint16_t *ports;
+	const struct topo_ecmp *e;
 
 	(void)state;
 	unlink(path);
@@ -341,8 +342,8 @@ static void test_externals_and_delay_rule(void **state)
 	assert_int_equal(t->links[0].attrs.delay, 3 * PS_PER_US);
 	assert_int_equal(t->nodes[0].nic.delay, 3 * PS_PER_US);
 	assert_int_equal(topology_port_rate(t, 2, 1), 10 * GBPS);
-	assert_int_equal(topology_ecmp(t, 2, 1, &ports), 1);
-	assert_int_equal(ports[0], 1);
+	assert_int_equal((e = topology_ecmp(t, 2, 1))->count, 1);
+	assert_int_equal(e->port[0], 1);
 	topology_free(t);
 
 	path = write_temp("[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\nMSS = 1024\n"
@@ -754,6 +755,49 @@ static void test_path_longer_than_ttl_refused(void **state)
 	unlink(path);
 }
 
+/* Issue 16: ECMP as wide as a switch's ports (a fat tree's k = 64 switches
+ * have 32 uplinks), each set stored once per switch, names hashed.  Two
+ * leaves of two hosts under 40 spines. */
+static void test_wide_ecmp(void **state)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *text = malloc(cap), err[TOPO_ERR_MAX] = "", *path;
+	const struct topo_ecmp *e;
+	struct topology *t;
+
+	(void)state;
+	assert_non_null(text);
+	for (int h = 0; h < 4; h++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"[nic h%d]\nip = 10.0.%d.%d\n[link h%d leaf%d]\n", h, h / 2,
+					h % 2 + 1, h, h / 2);
+	len += (size_t)snprintf(text + len, cap - len, "[switch leaf0]\n[switch leaf1]\n");
+	for (int s = 0; s < 40; s++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"[switch spine%d]\n[link leaf0 spine%d]\n[link leaf1 spine%d]\n",
+					s, s, s);
+	path = write_temp(text);
+	free(text);
+	t = topology_load(path, err, sizeof err);
+	unlink(path);
+	if (!t)
+		fail_msg("%s", err);
+	int leaf0 = topology_find(t, "leaf0"), h3 = topology_find(t, "h3");
+	assert_int_equal(topology_find(t, "spine39"), t->nnodes - 1);
+	assert_int_equal(topology_find(t, "spine40"), -1);
+	assert_int_equal(topology_find_ip(t, 0x0A000102), h3);
+	assert_int_equal((e = topology_ecmp(t, leaf0, h3))->count, 40);
+	assert_true(e->ports == ((1ULL << 40) - 1) << 2);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(e->port[i], 2 + i);
+	/* one set for both remote hosts, one for each local port, the empty one */
+	assert_ptr_equal(topology_ecmp(t, leaf0, topology_find(t, "h2")), e);
+	assert_int_equal(t->routes[leaf0].nsets, 4);
+	assert_int_equal((e = topology_ecmp(t, topology_find(t, "spine7"), h3))->count, 1);
+	assert_int_equal(e->port[0], 1);
+	topology_free(t);
+}
+
 /* Issue 13, failure 6: a workload is a regular file of bounded size. */
 static void test_workload_files(void **state)
 {
@@ -804,6 +848,7 @@ int main(void)
 	    cmocka_unit_test(test_workload_errors),
 	    cmocka_unit_test(test_hostile_topologies),
 	    cmocka_unit_test(test_path_longer_than_ttl_refused),
+	    cmocka_unit_test(test_wide_ecmp),
 	    cmocka_unit_test(test_workload_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

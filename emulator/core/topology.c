@@ -103,23 +103,65 @@ static void *grow(void *p, int n, size_t size)
 	return q;
 }
 
+static uint64_t name_hash(const char *name)
+{
+	uint64_t h = 0xCBF29CE484222325ULL;
+
+	while (*name)
+		h = (h ^ (unsigned char)*name++) * 0x100000001B3ULL;
+	return h;
+}
+
 int topology_find(const struct topology *t, const char *name)
 {
-	for (int i = 0; i < t->nnodes; i++) {
-		if (!strcmp(t->nodes[i].name, name)) {
+	uintptr_t at = (uintptr_t)hmap_get(&t->by_name, name_hash(name));
+
+	if (at && !strcmp(t->nodes[at - 1].name, name))
+		return (int)at - 1;
+	/* Two names with one 64-bit hash: the second is found the slow way. */
+	for (int i = 0; t->name_clash && i < t->nnodes; i++)
+		if (!strcmp(t->nodes[i].name, name))
 			return i;
-		}
-	}
 	return -1;
 }
 
-int topology_find_ip(const struct topology *t, uint32_t ip)
+/* Hash node i's name (declared once: declare_node checks). */
+static void add_name(struct topology *t, int i)
 {
-	for (int i = 0; i < t->nnodes; i++) {
-		if (t->nodes[i].kind != NODE_SWITCH && t->nodes[i].ip == ip) {
-			return i;
-		}
+	uint64_t h = name_hash(t->nodes[i].name);
+
+	if (hmap_get(&t->by_name, h))
+		t->name_clash = true;
+	else if (!hmap_put(&t->by_name, h, (void *)(uintptr_t)(i + 1))) {
+		fprintf(stderr, "mrcemu: out of memory reading a topology\n");
+		abort();
 	}
+}
+
+/* Add endpoint i's address; the node that already has it, or -1. */
+static int add_ip(struct topology *t, int i)
+{
+	uint32_t ip = t->nodes[i].ip, n = 16;
+	int other = topology_find_ip(t, ip);
+
+	if (other >= 0)
+		return other;
+	if (!t->by_ip) {
+		while (n < 2 * (uint32_t)t->nnodes)
+			n <<= 1;
+		t->by_ip = malloc(n * sizeof(*t->by_ip));
+		if (!t->by_ip) {
+			fprintf(stderr, "mrcemu: out of memory reading a topology\n");
+			abort();
+		}
+		for (uint32_t k = 0; k < n; k++)
+			t->by_ip[k].node = -1;
+		t->ip_mask = n - 1;
+	}
+	uint32_t k = (uint32_t)((ip * 0x9E3779B97F4A7C15ULL) >> 32) & t->ip_mask;
+	while (t->by_ip[k].node >= 0)
+		k = (k + 1) & t->ip_mask;
+	t->by_ip[k] = (struct topo_ip_slot){ip, i};
 	return -1;
 }
 
@@ -192,6 +234,7 @@ static void declare_node(struct loader *ld, const char *hdr, enum node_kind kind
 	n->line = ld->line;
 	ld->ip_line[t->nnodes] = 0;
 	ld->mac_line[t->nnodes] = 0;
+	add_name(t, t->nnodes);
 	add_section(ld, SEC_NODE, t->nnodes++, hdr);
 }
 
@@ -846,8 +889,8 @@ static void settle_nodes(struct loader *ld)
 			fail(ld, n->line, "link: %s %s has no link (allowed: exactly one [link])",
 			     kind_names[n->kind], n->name);
 		}
-		int other = topology_find_ip(t, n->ip);
-		if (!ld->failed && other != i) {
+		int other = add_ip(t, i);
+		if (!ld->failed && other >= 0) {
 			char a[16];
 			fail(ld, ld->ip_line[i], "ip: %s is already %s's address (line %d)",
 			     ipv4_format(n->ip, a, sizeof a), t->nodes[other].name,
@@ -1245,8 +1288,9 @@ void topology_free(struct topology *t)
 	if (t) {
 		free(t->nodes);
 		free(t->links);
-		free(t->route_ports);
-		free(t->route_count);
+		hmap_destroy(&t->by_name);
+		free(t->by_ip);
+		topology_routes_free(t);
 		free(t->ranks);
 		free(t);
 	}

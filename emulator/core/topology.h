@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "attrs.h"
+#include "hmap.h"
 
 #define TOPO_NAME_MAX  32
 #define TOPO_MAX_PORTS 64
@@ -67,6 +68,43 @@ struct topo_link {
 	enum topo_port_kind kind[2]; /* `ports = KIND_A KIND_B` */
 };
 
+/* An ECMP set (docs/protocol.md §9): a switch's egress ports on every
+ * shortest path to a destination, as a bitmap (bit p = port p), and the
+ * same ports in port order, where the flow hash picks one. */
+struct topo_ecmp {
+	uint64_t ports;
+	uint8_t count; /* 0: no route */
+	uint8_t port[TOPO_MAX_PORTS];
+};
+_Static_assert(TOPO_MAX_PORTS <= 64, "an ECMP set is a 64-bit port bitmap");
+
+/* Where a NIC or external hangs off the fabric: its one port's peer.  A
+ * leaf is a switch that NICs or externals hang off; every shortest path
+ * to an endpoint ends through its leaf, so a switch's next hops towards it
+ * are its next hops towards the leaf. */
+struct topo_attach {
+	int sw;	      /* the leaf switch; -1 for switches and for an endpoint
+		       * linked straight to another endpoint */
+	int16_t port; /* the leaf's port to the endpoint */
+	int16_t leaf; /* the leaf's index among leaves; switches: their own
+		       * index when they are a leaf, else -1 */
+};
+
+/* A switch's routes: one ECMP set per leaf, and one per port that leads to
+ * an endpoint; equal sets stored once (a leaf-spine's leaf has one set for
+ * every remote leaf), so a switch keeps O(leaves) bytes, not O(nodes). */
+struct topo_routes {
+	uint16_t *to_leaf;		   /* [nleaves] -> sets */
+	uint16_t to_port[TOPO_MAX_PORTS];  /* -> sets; ports to an endpoint */
+	struct topo_ecmp *sets;		   /* sets[0] is empty */
+	int nsets;
+};
+
+struct topo_ip_slot {
+	uint32_t ip;
+	int32_t node; /* -1: empty */
+};
+
 #define TOPO_COLL_TYPES 10 /* Chakra's CollectiveCommType values */
 
 struct topology {
@@ -85,14 +123,17 @@ struct topology {
 	 * enum chakra_algo); 0 = the collective's default. */
 	uint8_t coll_algo[TOPO_COLL_TYPES];
 
-	/* Routes, computed by topology_routes(): for switch s and destination
-	 * NIC d, the ECMP set of egress ports on every shortest path. */
-	uint16_t *route_ports; /* [nnodes][nnodes][TOPO_ECMP_MAX] */
-	uint8_t *route_count;  /* [nnodes][nnodes] */
+	/* Node names and endpoint addresses, hashed (topology.c). */
+	struct hmap by_name;	/* FNV-1a of the name -> index + 1 */
+	bool name_clash;	/* two names share a hash: look further */
+	struct topo_ip_slot *by_ip; /* open addressing, a power of two */
+	uint32_t ip_mask;
+	/* Routes, computed by topology_routes() (docs/protocol.md §9). */
+	struct topo_attach *attach; /* [nnodes] */
+	struct topo_routes *routes; /* [nnodes], switches only */
+	int nleaves;
 	ps_t auto_rtt; /* what `auto` resolved to, 0 when nothing used it */
 };
-
-#define TOPO_ECMP_MAX 16
 
 /* Read and check a topology file.  Returns NULL and fills err on error. */
 struct topology *topology_load(const char *path, char *err, size_t errlen);
@@ -109,7 +150,17 @@ struct topology *topology_load_set(const char *path, const char *const *sets, in
 void topology_free(struct topology *t);
 
 int topology_find(const struct topology *t, const char *name);
-int topology_find_ip(const struct topology *t, uint32_t ip);
+
+/* The NIC or external whose address is ip, or -1: on every switch hop. */
+static inline int topology_find_ip(const struct topology *t, uint32_t ip)
+{
+	uint32_t i = (uint32_t)((ip * 0x9E3779B97F4A7C15ULL) >> 32) & t->ip_mask;
+
+	for (; t->by_ip && t->by_ip[i].node >= 0; i = (i + 1) & t->ip_mask)
+		if (t->by_ip[i].ip == ip)
+			return t->by_ip[i].node;
+	return -1;
+}
 
 /* The kind of port node's port `port` uses. */
 static inline enum topo_port_kind topology_port_kind(const struct topology *t, int node, int port)
@@ -122,18 +173,29 @@ static inline enum topo_port_kind topology_port_kind(const struct topology *t, i
  * (docs/protocol.md §12 rule 13). */
 uint64_t topology_port_rate(const struct topology *t, int node, int port);
 
-/* Fill route_ports/route_count (topology_routes.c).  On a node that cannot
- * reach the others, or with more than TOPO_ECMP_MAX equal next hops, returns
- * false with that node and one line of why. */
+/* Compute the routes (topology_routes.c): every switch's ECMP set towards
+ * every leaf, from one breadth-first search per leaf.  On an endpoint that
+ * cannot reach the others, or a path of more switches than TTL allows,
+ * returns false with that node and one line of why. */
 bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len);
+void topology_routes_free(struct topology *t);
 
 /* docs/protocol.md §5, `ConfigBaseRTT = auto`: the longest host-to-host
  * round trip of the topology at line rate with a full packet (MSS + 78
  * bytes serialized at every hop, both ways, plus the links' delays). */
 ps_t topology_fabric_rtt(const struct topology *t);
 
-/* ECMP next-hop ports of switch `sw` towards node `dst`; count 0 = none. */
-int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports);
+/* The ECMP set of switch `sw` towards NIC or external `dst`; count 0 =
+ * none. */
+static inline const struct topo_ecmp *topology_ecmp(const struct topology *t, int sw, int dst)
+{
+	const struct topo_routes *r = &t->routes[sw];
+	const struct topo_attach *a = &t->attach[dst];
+
+	if (a->sw == sw)
+		return &r->sets[r->to_port[a->port]];
+	return &r->sets[a->sw < 0 ? 0 : r->to_leaf[t->attach[a->sw].leaf]];
+}
 
 /* Whether name is a valid emulation name (emulation) or node name
  * (docs/topology.md, Names): 1..TOPO_NAME_MAX-1 letters, digits and '_',

@@ -1,11 +1,30 @@
-/* emulator/core/topology_routes.c — routes of a topology: for every switch and
- * destination NIC or external, the ECMP set of egress ports on every
- * shortest path (docs/protocol.md §9). */
+/* emulator/core/topology_routes.c — routes of a topology (docs/protocol.md §9):
+ * for every switch and every leaf (a switch NICs or externals hang off),
+ * the ECMP set of egress ports on every shortest path, from one
+ * breadth-first search per leaf; the longest round trip for `auto`.
+ *
+ * An endpoint has one port, so every shortest path towards it ends through
+ * its leaf, and a switch's next hops towards it are its next hops towards
+ * the leaf: a switch keeps one set per leaf (O(leaves) bytes), and a
+ * fat tree of 32,768 hosts routes in megabytes, not in the gigabytes a
+ * table per (switch, destination) would take. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "topology.h"
 #include "wire.h"
+
+static void *alloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		fprintf(stderr, "mrcemu: out of memory computing routes\n");
+		abort();
+	}
+	return p;
+}
 
 /* Hop counts from `src` to every node; NICs and externals have one port, so
  * no shortest path passes through them. */
@@ -13,131 +32,218 @@ static void bfs(const struct topology *t, int src, int *dist, int *queue)
 {
 	int head = 0, tail = 0;
 
-	for (int i = 0; i < t->nnodes; i++) {
+	for (int i = 0; i < t->nnodes; i++)
 		dist[i] = -1;
-	}
 	dist[src] = 0;
 	queue[tail++] = src;
 	while (head < tail) {
-		const struct topo_node *n = &t->nodes[queue[head++]];
+		int at = queue[head++];
+		const struct topo_node *n = &t->nodes[at];
 		for (int p = 0; p < n->nports; p++) {
 			int peer = n->ports[p].peer;
 			if (dist[peer] < 0) {
-				dist[peer] = dist[queue[head - 1]] + 1;
+				dist[peer] = dist[at] + 1;
 				queue[tail++] = peer;
 			}
 		}
 	}
 }
 
-static int unreachable(const struct topology *t, const int *dist)
+static bool is_endpoint(const struct topology *t, int i)
 {
+	return t->nodes[i].kind != NODE_SWITCH;
+}
+
+/* Every endpoint's leaf, the leaves numbered in the order of their first
+ * endpoint (first[leaf]), so that errors name the nodes a search from each
+ * endpoint in turn would. */
+static void find_leaves(struct topology *t, int *first)
+{
+	t->attach = alloc((size_t)t->nnodes, sizeof(*t->attach));
+	for (int i = 0; i < t->nnodes; i++)
+		t->attach[i] = (struct topo_attach){-1, -1, -1};
 	for (int i = 0; i < t->nnodes; i++) {
-		if (t->nodes[i].kind != NODE_SWITCH && dist[i] < 0) {
-			return i;
+		const struct topo_port *p = &t->nodes[i].ports[0];
+		if (!is_endpoint(t, i) || !t->nodes[i].nports || is_endpoint(t, p->peer))
+			continue;
+		t->attach[i].sw = p->peer;
+		t->attach[i].port = (int16_t)p->peer_port;
+		if (t->attach[p->peer].leaf < 0) {
+			first[t->nleaves] = i;
+			t->attach[p->peer].leaf = (int16_t)t->nleaves++;
 		}
 	}
+}
+
+/* The first endpoint that the first endpoint cannot reach, or -1: links
+ * go both ways, so then every endpoint reaches every other. */
+static int unreachable(const struct topology *t, int *dist, int *queue, int *from)
+{
+	int first = 0;
+
+	while (first < t->nnodes && !is_endpoint(t, first))
+		first++;
+	*from = first;
+	if (first == t->nnodes)
+		return -1;
+	bfs(t, first, dist, queue);
+	for (int i = 0; i < t->nnodes; i++)
+		if (is_endpoint(t, i) && dist[i] < 0)
+			return i;
 	return -1;
 }
 
 /* A frame leaves a NIC with TTL 64 and a switch drops one that arrives with
  * TTL 1 or less (docs/protocol.md §1): a shortest path may cross at most 63
  * switches.  A longer one would lose every frame, so the load refuses it.
- * Returns the farthest endpoint beyond that, or -1. */
+ * dist counts hops from a leaf, that is switches crossed towards its
+ * endpoints.  Returns the farthest endpoint beyond that, or -1. */
 #define ROUTE_MAX_SWITCHES (WIRE_TTL - 1)
 static int too_far(const struct topology *t, const int *dist)
 {
 	int far = -1;
 
-	for (int i = 0; i < t->nnodes; i++) {
-		if (t->nodes[i].kind != NODE_SWITCH && dist[i] - 1 > ROUTE_MAX_SWITCHES &&
-		    (far < 0 || dist[i] > dist[far])) {
+	for (int i = 0; i < t->nnodes; i++)
+		if (is_endpoint(t, i) && dist[i] > ROUTE_MAX_SWITCHES &&
+		    (far < 0 || dist[i] > dist[far]))
 			far = i;
-		}
-	}
 	return far;
 }
 
-/* One destination's column: every port whose peer is one hop nearer, in
- * port order.  Returns the node with too many, or -1. */
-static int ecmp_sets(struct topology *t, size_t d, const int *dist)
+/* The index of the set with these ports among switch r's, added when new;
+ * -1 past 65,535 sets. */
+static int intern(struct topo_routes *r, struct hmap *seen, uint64_t ports)
 {
-	size_t nn = (size_t)t->nnodes;
+	uintptr_t at = (uintptr_t)hmap_get(seen, ports);
+	struct topo_ecmp *e;
 
-	for (size_t s = 0; s < nn; s++) {
-		const struct topo_node *n = &t->nodes[s];
-		uint8_t *count = &t->route_count[s * nn + d];
-		uint16_t *ports = &t->route_ports[(s * nn + d) * TOPO_ECMP_MAX];
-		for (int p = 0; s != d && p < n->nports && dist[s] > 0; p++) {
-			if (dist[n->ports[p].peer] != dist[s] - 1) {
-				continue;
-			}
-			if (*count == TOPO_ECMP_MAX) {
-				return (int)s;
-			}
-			ports[(*count)++] = (uint16_t)p;
+	if (at)
+		return (int)at - 1;
+	if (r->nsets > UINT16_MAX)
+		return -1;
+	if (!(r->nsets & (r->nsets - 1))) {
+		r->sets = realloc(r->sets, (size_t)(r->nsets ? 2 * r->nsets : 1) * sizeof(*e));
+		if (!r->sets) {
+			fprintf(stderr, "mrcemu: out of memory computing routes\n");
+			abort();
 		}
 	}
+	e = &r->sets[r->nsets];
+	memset(e, 0, sizeof(*e));
+	e->ports = ports;
+	for (int p = 0; p < TOPO_MAX_PORTS; p++)
+		if (ports >> p & 1)
+			e->port[e->count++] = (uint8_t)p;
+	if (!hmap_put(seen, ports, (void *)(uintptr_t)(r->nsets + 1))) {
+		fprintf(stderr, "mrcemu: out of memory computing routes\n");
+		abort();
+	}
+	return r->nsets++;
+}
+
+/* One leaf's column: at every switch, the ports whose peer is one hop
+ * nearer (dist counts hops from the leaf).  Returns a switch with too many
+ * distinct sets, or -1. */
+static int leaf_sets(struct topology *t, struct hmap *seen, int leaf, int leaf_node,
+		     const int *dist)
+{
+	for (int s = 0; s < t->nnodes; s++) {
+		const struct topo_node *n = &t->nodes[s];
+		uint64_t ports = 0;
+		int set;
+		if (is_endpoint(t, s))
+			continue;
+		for (int p = 0; s != leaf_node && p < n->nports && dist[s] > 0; p++)
+			if (dist[n->ports[p].peer] == dist[s] - 1)
+				ports |= 1ULL << p;
+		if ((set = intern(&t->routes[s], &seen[s], ports)) < 0)
+			return s;
+		t->routes[s].to_leaf[leaf] = (uint16_t)set;
+	}
 	return -1;
+}
+
+/* Every switch port that leads to an endpoint: that port alone. */
+static int port_sets(struct topology *t, struct hmap *seen)
+{
+	for (int i = 0; i < t->nnodes; i++) {
+		const struct topo_attach *a = &t->attach[i];
+		int set;
+		if (!is_endpoint(t, i) || a->sw < 0)
+			continue;
+		if ((set = intern(&t->routes[a->sw], &seen[a->sw], 1ULL << a->port)) < 0)
+			return a->sw;
+		t->routes[a->sw].to_port[a->port] = (uint16_t)set;
+	}
+	return -1;
+}
+
+/* The routes' storage; every switch has the empty set as its set 0. */
+static struct hmap *start_routes(struct topology *t)
+{
+	struct hmap *seen = alloc((size_t)t->nnodes, sizeof(*seen));
+
+	t->routes = alloc((size_t)t->nnodes, sizeof(*t->routes));
+	for (int s = 0; s < t->nnodes; s++) {
+		if (is_endpoint(t, s))
+			continue;
+		t->routes[s].to_leaf = alloc((size_t)t->nleaves, sizeof(uint16_t));
+		intern(&t->routes[s], &seen[s], 0);
+	}
+	return seen;
 }
 
 bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len)
 {
 	size_t nn = (size_t)t->nnodes;
-	int *dist = malloc(nn * sizeof *dist), *queue = malloc(nn * sizeof *queue);
-	int first = -1, bad = -1;
+	int *dist = alloc(nn, sizeof *dist), *queue = alloc(nn, sizeof *queue);
+	int *first = alloc(nn, sizeof *first);
+	struct hmap *seen;
+	int bad, d;
 
-	t->route_ports = calloc(nn * nn * TOPO_ECMP_MAX, sizeof *t->route_ports);
-	t->route_count = calloc(nn * nn, sizeof *t->route_count);
-	if (!dist || !queue || !t->route_ports || !t->route_count) {
-		fprintf(stderr, "mrcemu: out of memory computing routes\n");
-		abort();
-	}
-	for (size_t d = 0; d < nn && bad < 0; d++) {
-		if (t->nodes[d].kind == NODE_SWITCH) {
-			continue;
-		}
-		bfs(t, (int)d, dist, queue);
-		if (first < 0 && (bad = unreachable(t, dist)) >= 0) {
-			snprintf(
-			    why, len,
-			    "link: %s cannot reach %s (allowed: every NIC and external connected)",
-			    t->nodes[bad].name, t->nodes[d].name);
-			break;
-		}
+	find_leaves(t, first);
+	seen = start_routes(t);
+	if ((bad = unreachable(t, dist, queue, &d)) >= 0)
+		snprintf(why, len,
+			 "link: %s cannot reach %s (allowed: every NIC and external connected)",
+			 t->nodes[bad].name, t->nodes[d].name);
+	for (int leaf = 0; leaf < t->nleaves && bad < 0; leaf++) {
+		int node = t->attach[first[leaf]].sw;
+		bfs(t, node, dist, queue);
 		if ((bad = too_far(t, dist)) >= 0) {
-			snprintf(
-			    why, len,
-			    "link: the path from %s to %s crosses %d switches (allowed: at most "
-			    "%d: frames leave with TTL %d and each switch takes one)",
-			    t->nodes[bad].name, t->nodes[d].name, dist[bad] - 1, ROUTE_MAX_SWITCHES,
-			    WIRE_TTL);
-			break;
-		}
-		first = (int)d;
-		if ((bad = ecmp_sets(t, d, dist)) >= 0) {
-			snprintf(
-			    why, len,
-			    "link: %s has more than %d equal next hops to %s (allowed: at most %d)",
-			    t->nodes[bad].name, TOPO_ECMP_MAX, t->nodes[d].name, TOPO_ECMP_MAX);
+			snprintf(why, len,
+				 "link: the path from %s to %s crosses %d switches (allowed: at "
+				 "most %d: frames leave with TTL %d and each switch takes one)",
+				 t->nodes[bad].name, t->nodes[first[leaf]].name,
+				 dist[bad], ROUTE_MAX_SWITCHES, WIRE_TTL);
+		} else if ((bad = leaf_sets(t, seen, leaf, node, dist)) >= 0) {
+			snprintf(why, len, "link: %s has more than %d different ECMP sets",
+				 t->nodes[bad].name, UINT16_MAX + 1);
 		}
 	}
+	if (bad < 0 && (bad = port_sets(t, seen)) >= 0)
+		snprintf(why, len, "link: %s has more than %d different ECMP sets",
+			 t->nodes[bad].name, UINT16_MAX + 1);
+	for (size_t s = 0; s < nn; s++)
+		hmap_destroy(&seen[s]);
+	free(seen);
+	free(first);
 	free(dist);
 	free(queue);
 	*bad_node = bad;
 	return bad < 0;
 }
 
-int topology_ecmp(const struct topology *t, int sw, int dst, const uint16_t **ports)
+void topology_routes_free(struct topology *t)
 {
-	size_t i = (size_t)sw * (size_t)t->nnodes + (size_t)dst;
-
-	if (sw < 0 || dst < 0 || sw >= t->nnodes || dst >= t->nnodes || !t->route_count) {
-		*ports = NULL;
-		return 0;
+	for (int s = 0; t->routes && s < t->nnodes; s++) {
+		free(t->routes[s].to_leaf);
+		free(t->routes[s].sets);
 	}
-	*ports = &t->route_ports[i * TOPO_ECMP_MAX];
-	return t->route_count[i];
+	free(t->routes);
+	free(t->attach);
+	t->routes = NULL;
+	t->attach = NULL;
 }
 
 /* One way from NIC a to NIC b along the first of the routes' equal next
@@ -151,33 +257,90 @@ static ps_t one_way(const struct topology *t, int a, int b)
 
 	for (int hops = 0; hops <= t->nnodes; hops++) {
 		const struct topo_port *p = &t->nodes[node].ports[port];
-		const uint16_t *ports;
+		const struct topo_ecmp *e;
 		sum += time_serialize(full, topology_port_rate(t, node, port)) +
 		       t->links[p->link].attrs.delay;
 		node = p->peer;
 		if (node == b || t->nodes[node].kind != NODE_SWITCH ||
-		    topology_ecmp(t, node, b, &ports) < 1)
+		    !(e = topology_ecmp(t, node, b))->count)
 			break;
-		port = ports[0];
+		port = e->port[0];
 	}
 	return sum;
 }
 
+/* What one_way() of a NIC depends on, either way: its leaf, MSS, DataRate
+ * and link.  NICs alike share their round trips, so the longest is found
+ * among classes (a fat tree's hosts of one leaf are one), not all pairs. */
+struct rtt_class {
+	int leaf, rep, second; /* two members; second -1 when alone */
+	uint64_t mss, data_rate, rate;
+	ps_t delay;
+};
+
+static bool same_class(const struct rtt_class *c, const struct rtt_class *k)
+{
+	return c->leaf == k->leaf && c->mss == k->mss && c->data_rate == k->data_rate &&
+	       c->rate == k->rate && c->delay == k->delay;
+}
+
+static int rtt_classes(const struct topology *t, struct rtt_class *cls)
+{
+	struct hmap seen;
+	int n = 0;
+
+	hmap_init(&seen);
+	for (int a = 0; a < t->nnodes; a++) {
+		const struct topo_node *na = &t->nodes[a];
+		struct rtt_class k;
+		uint64_t h;
+		uintptr_t at;
+		if (na->kind != NODE_NIC || !na->nports)
+			continue;
+		k = (struct rtt_class){t->attach[a].sw < 0 ? -1 - a : t->attach[a].sw,
+				       a,
+				       -1,
+				       na->nic.mss,
+				       na->nic.data_rate,
+				       t->links[na->ports[0].link].attrs.rate,
+				       t->links[na->ports[0].link].attrs.delay};
+		h = (((uint64_t)(uint32_t)k.leaf * 0x9E3779B97F4A7C15ULL ^ k.mss) *
+			 0x9E3779B97F4A7C15ULL ^
+		     k.data_rate ^ k.rate * 31 ^ k.delay * 131);
+		/* equal hashes of unequal classes chain on to the next key */
+		while ((at = (uintptr_t)hmap_get(&seen, h)) && !same_class(&cls[at - 1], &k))
+			h++;
+		if (!at) {
+			cls[n] = k;
+			if (!hmap_put(&seen, h, (void *)(uintptr_t)(++n))) {
+				fprintf(stderr, "mrcemu: out of memory computing routes\n");
+				abort();
+			}
+		} else if (cls[at - 1].second < 0) {
+			cls[at - 1].second = a;
+		}
+	}
+	hmap_destroy(&seen);
+	return n;
+}
+
 ps_t topology_fabric_rtt(const struct topology *t)
 {
+	struct rtt_class *cls = alloc((size_t)t->nnodes, sizeof(*cls));
+	int n = rtt_classes(t, cls);
 	ps_t longest = 0;
 
-	for (int a = 0; a < t->nnodes; a++) {
-		if (t->nodes[a].kind != NODE_NIC || !t->nodes[a].nports)
-			continue;
-		for (int b = 0; b < t->nnodes; b++) {
+	for (int i = 0; i < n; i++) {
+		for (int j = i; j < n; j++) {
+			int a = cls[i].rep, b = j == i ? cls[i].second : cls[j].rep;
 			ps_t rtt;
-			if (b == a || t->nodes[b].kind != NODE_NIC)
+			if (b < 0)
 				continue;
 			rtt = one_way(t, a, b) + one_way(t, b, a);
 			if (rtt > longest)
 				longest = rtt;
 		}
 	}
+	free(cls);
 	return longest;
 }

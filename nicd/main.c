@@ -58,7 +58,7 @@ struct nicd {
 	struct csv *chakra_nodes; /* chakra-NAME.csv */
 	struct nic_records rec;
 	struct csv *messages;
-	uint64_t next_id; /* for `post` */
+	uint64_t next_id; /* for `post`: post_id */
 	ps_t last_done; /* the last completion or failure here (T_end) */
 };
 
@@ -78,10 +78,9 @@ static void completion(void *ctx, enum nic_completion what, const struct nic_msg
 	if (what != SEND_COMPLETE)
 		n->last_done = now;
 	/* A ctl post or an external sender's message is the driver's, even
-	 * when a Chakra trace drives the NIC. */
-	if (n->chakra && !driver_has(&n->driver, m->msg_id))
-		chakra_exec_completion(&n->cx, n->d.node, what, m, now);
-	else
+	 * when a Chakra trace drives the NIC (a post never takes a trace's
+	 * index: post_id). */
+	if (!n->chakra || !chakra_exec_completion(&n->cx, n->d.node, what, m, now))
 		driver_completion(&n->driver, what, m, now);
 }
 
@@ -90,9 +89,7 @@ static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
 	struct nicd *n = ctx;
 
 	n->last_done = now;
-	if (n->chakra && !driver_has(&n->driver, m->msg_id))
-		chakra_exec_failed(&n->cx, n->d.node, m, now);
-	else
+	if (!n->chakra || !chakra_exec_failed(&n->cx, n->d.node, m, now))
 		driver_failed(&n->driver, m, now);
 }
 
@@ -181,25 +178,44 @@ static bool stats(struct nicd *n, char *reply, size_t len)
 	return true;
 }
 
-/* `post DST BYTES`: a message at virtual now, with an id no workload uses. */
+/* The message index of the next `post` to dst: the lowest that names no
+ * other message this NIC sends, so that every id stays what it is in
+ * `mrcemu sim` (a workload's ids are all of 1..NIC_MAX_MSG_ID) and the
+ * receiver and the merged messages.csv tell the post by its sender and
+ * source `ctl`.  Ids below the cursor are taken for good. */
+static uint64_t post_id(struct nicd *n, int dst)
+{
+	uint64_t id = n->next_id;
+
+	while (id <= NIC_MAX_MSG_ID &&
+	       (driver_id_taken(&n->driver, n->d.node, id) ||
+		(n->chakra && chakra_exec_sends(&n->cx, n->d.node, dst, id))))
+		id++;
+	return n->next_id = id;
+}
+
+/* `post DST BYTES`: a message at virtual now. */
 static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t len)
 {
 	const struct topology *t = n->d.t;
 	int dst = topology_find(t, c->dst);
 	ps_t now = daemon_cmd_time(&n->d);
+	uint64_t id;
 
 	if (n->d.state != DAEMON_RUNNING)
 		return snprintf(reply, len, "post: not started"), false;
 	if (dst < 0 || t->nodes[dst].kind != NODE_NIC || dst == n->d.node)
 		return snprintf(reply, len, "post: '%s' is not another NIC of %s", c->dst, t->path),
 		       false;
-	if (n->next_id > NIC_MAX_MSG_ID)
-		return snprintf(reply, len, "post: no message ids left"), false;
+	if ((id = post_id(n, dst)) > NIC_MAX_MSG_ID)
+		return snprintf(reply, len, "post: no message ids left (allowed: 1..%llu)",
+				NIC_MAX_MSG_ID),
+		       false;
 	if (now < events_now(n->d.q))
 		now = events_now(n->d.q);
-	if (!driver_post(&n->driver, DRIVER_SOURCE_CTL, n->next_id, n->d.node, dst, c->bytes, now))
+	if (!driver_post(&n->driver, DRIVER_SOURCE_CTL, id, n->d.node, dst, c->bytes, now))
 		return snprintf(reply, len, "post: out of memory"), false;
-	snprintf(reply, len, "id=%llu", (unsigned long long)n->next_id++);
+	snprintf(reply, len, "id=%llu", (unsigned long long)id);
 	return true;
 }
 
@@ -315,7 +331,7 @@ static int build(struct nicd *n)
 	}
 	if (!daemon_samples_start(d, n->nic, NULL))
 		return 1;
-	n->next_id = DAEMON_POST_FIRST_ID;
+	n->next_id = 1;
 	d->eng = (struct daemon_engine){.ctx = n,
 					.receive = receive,
 					.receive_frame = receive_frame,

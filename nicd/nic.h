@@ -88,7 +88,7 @@ void nic_free(struct nic *nic);
  * is the message index of docs/protocol.md §1 (RETH VA = 0x1000_0000_0000 x id +
  * offset, METH MSN = its low 16 bits), so both ends name the message alike:
  * 1 <= msg_id <= NIC_MAX_MSG_ID.  Returns false if refused (counted). */
-#define NIC_MAX_MSG_ID ((1ULL << 20) - 1)
+#define NIC_MAX_MSG_ID WIRE_MAX_MSG_INDEX
 bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id, ps_t now);
 
 /* A frame has arrived at the port.  The engine owns p from here. */

@@ -2,10 +2,11 @@
 # tests/daemon.sh — two nicd over one veth pair in two network namespaces,
 # started by hand and driven through their control sockets (the daemon side
 # of the launcher contract): waiting, start, a 1 MiB message each way from
-# the workload, a `post`, stats, stop and SIGTERM; then the records: both
-# messages completed and verified, the same times as `mrcemu sim` (merged as
-# the launcher merges them), no causality violation at scale 20000, and
-# per-port pcaps with every frame.  Needs root; everything it creates
+# the workload (ids 1,000,000 and 2^20 - 1, the largest), a `post`, stats,
+# stop and SIGTERM; then the records: both messages completed and verified,
+# the same times as `mrcemu sim` (merged as the launcher merges them), the
+# post's row with source ctl, no causality violation at scale 20000, and
+# per-port pcaps with every frame; an id past 2^20 - 1 refused at load.  Needs root; everything it creates
 # (namespaces, veth, processes, files) is removed on every exit path.
 set -uo pipefail
 . "$(dirname "$0")/lib/report.sh"
@@ -53,8 +54,8 @@ file = b2b.csv
 EOF
 cat >"$tmp/b2b.csv" <<EOF
 id,at,src,dst,bytes,after
-1,0ns,h0,h1,1MiB,
-2,0ns,h1,h0,1MiB,
+1000000,0ns,h0,h1,1MiB,
+1048575,0ns,h1,h0,1MiB,
 EOF
 
 # One command a line on a control socket; prints each reply line.
@@ -125,7 +126,9 @@ done_both() {
 	return 1
 }
 check "$name-workload-done" done_both 1
-check "$name-post" test "$(ctl h0 "post h1 64KiB")" = "ok id=1000000"
+# Workload ids run up to the message index's limit (2^20 - 1): a post takes
+# the lowest id no message of h0 uses, and its row says source ctl.
+check "$name-post" test "$(ctl h0 "post h1 64KiB")" = "ok id=1"
 check "$name-post-bad-dst" test "$(ctl h0 "post h0 1KiB")" = \
 	"error post: 'h0' is not another NIC of $tmp/b2b.ini"
 check "$name-post-done" done_both 2
@@ -160,7 +163,11 @@ out, sim = sys.argv[1], sys.argv[2]
 rows = {n: {r['id']: r for r in csv.DictReader(open('%s/messages-%s.csv' % (out, n)))}
         for n in ('h0', 'h1')}
 ref = list(csv.DictReader(open(sim)))
-assert [r['id'] for r in ref] == ['1', '2'], ref
+assert [r['id'] for r in ref] == ['1000000', '1048575'], ref
+post = rows['h0']['1']
+assert (post['src'], post['dst'], post['bytes'], post['source']) == \
+    ('h0', 'h1', '65536', 'ctl'), post
+assert post['complete_ps'] and rows['h1']['1']['verified'] == 'true', post
 for r in ref:
     m = dict(rows[r['src']][r['id']])
     dst = rows[r['dst']][r['id']]
@@ -172,6 +179,12 @@ for r in ref:
 EOF
 }
 check "$name-messages-verified-as-sim" same_as_sim
+# One past the message index's limit is refused at load, on one line, exit 2.
+sed 's/^1048575,/1048576,/' "$tmp/b2b.csv" >"$tmp/past.csv"
+sed 's/b2b.csv/past.csv/' "$tmp/b2b.ini" >"$tmp/past.ini"
+"$MRCEMU" sim "$tmp/past.ini" -o "$tmp/past" -q >"$tmp/past.out" 2>&1
+check "$name-id-past-limit-refused" test "$?:$(cat "$tmp/past.out")" = \
+	"2:$tmp/past.csv:3: id: 1048576 is out of range (allowed: 1..1048575: the message index in RETH's VA has 20 bits)"
 check "$name-no-violations" test "$(cut -d, -f4 "$tmp"/out/lateness-h*.csv | sort -u)" = \
 	"$(printf '0\nviolations')"
 # Each frame is in the sender's pcap and the receiver's (a nanosecond pcap,

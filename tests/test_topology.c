@@ -621,6 +621,10 @@ static void test_workload_errors(void **state)
 			      "id: 1 is used twice (line 2)");
 	expect_workload_error(t, "0,0ns,h0,h1,4MiB,\n", 2, "id: '0' is not a positive");
 	expect_workload_error(t, "x,0ns,h0,h1,4MiB,\n", 2, "id: 'x' is not a positive");
+	/* issue 9, item 9: the id is RETH's 20-bit message index */
+	expect_workload_error(t, "1048575,0ns,h0,h1,4MiB,\n1048576,0ns,h1,h0,4MiB,\n", 3,
+			      "id: 1048576 is out of range (allowed: 1..1048575: the message "
+			      "index in RETH's VA has 20 bits)");
 	expect_workload_error(t, "1,0ns,h0,h9,4MiB,\n", 2, "dst: 'h9' is not a node");
 	expect_workload_error(t, "1,0ns,leaf0,h1,4MiB,\n", 2, "src: 'leaf0' is a switch");
 	expect_workload_error(t, "1,0ns,h1,h1,4MiB,\n", 2, "dst: h1 sends to itself");

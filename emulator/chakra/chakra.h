@@ -47,8 +47,8 @@ enum chakra_coll {
 /* How a collective is made of messages (topology.h coll_algo). */
 enum chakra_algo { CHAKRA_DEFAULT, CHAKRA_RING, CHAKRA_DIRECT, CHAKRA_TREE };
 
-/* Message indices are 1..CHAKRA_MAX_INDEX, below the ids of messages
- * posted from a nicd's control socket (daemon.h DAEMON_POST_FIRST_ID). */
+/* Message indices are 1..CHAKRA_MAX_INDEX, so that src x 10^12 + dst x 10^6 +
+ * index names a message in the records (chakra.c). */
 #define CHAKRA_MAX_INDEX 999999
 #define CHAKRA_MAX_RANKS 65536
 

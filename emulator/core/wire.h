@@ -269,6 +269,8 @@ uint32_t wire_pattern_check(const uint8_t *buf, uint32_t len, uint32_t src_ip, u
 
 /* The RETH virtual address of a message's byte (docs/protocol.md §1). */
 #define WIRE_VA_MSG_STRIDE 0x100000000000ULL
+/* The VA is 64 bits and the stride 2^44: a message index has 20 bits. */
+#define WIRE_MAX_MSG_INDEX ((1ULL << 20) - 1)
 /* RETH's DMA length is 32 bits: the largest message, 4 GiB - 1 byte. */
 #define WIRE_MAX_MSG_BYTES 0xFFFFFFFFULL
 static inline uint64_t wire_va(uint32_t msg_index, uint64_t offset)

@@ -202,6 +202,14 @@ static void parse_row(struct wl_loader *ld, int line, char **cells, int n)
 		wl_fail(ld, line, "id", "'%s' is not a positive whole number", cells[0]);
 		return;
 	}
+	/* The id is the message index of RETH's VA (docs/protocol.md §1). */
+	if (m.id > WIRE_MAX_MSG_INDEX) {
+		wl_fail(ld, line, "id",
+			"%s is out of range (allowed: 1..%llu: the message index in RETH's VA "
+			"has 20 bits)",
+			cells[0], WIRE_MAX_MSG_INDEX);
+		return;
+	}
 	if (!strcmp(cells[1], "0")) {
 		m.at = 0;
 	} else if (bare_number(cells[1])) {

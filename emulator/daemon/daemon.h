@@ -84,8 +84,6 @@ uint64_t daemon_hist_pct(const struct daemon_hist *h, unsigned pct);
 
 #define DAEMON_CTL_LINE	 512  /* longest command line accepted */
 #define DAEMON_REPLY_MAX 8192 /* longest reply (stats lists every counter) */
-/* Ids of messages posted from the control socket: never a workload's. */
-#define DAEMON_POST_FIRST_ID 1000000
 
 enum daemon_cmd_kind { CMD_STATUS, CMD_START, CMD_STATS, CMD_POST, CMD_PORT, CMD_STOP };
 

@@ -279,7 +279,7 @@ static void via_sender(struct cx_rank *rk, uint32_t which)
 		note_via(n, m->peer, x->ranks[m->peer].r->msgs[s].node);
 }
 
-void chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion what,
+bool chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion what,
 			    const struct nic_msg_info *i, ps_t now)
 {
 	struct cx_rank *rk = x->by_node[node];
@@ -289,14 +289,14 @@ void chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion
 	struct cx_msg *s;
 
 	if (!rk || peer < 0 || !(s = find_msg(rk, peer, (uint32_t)i->msg_id, send, &which)))
-		return; /* not a message of the trace (counted by the NIC) */
+		return false; /* not a message of the trace */
 	switch (what) {
 	case SEND_COMPLETE:
 		s->send_complete = now;
 		break;
 	case RECV_COMPLETE:
 		if (s->arrived)
-			return;
+			return true;
 		s->arrived = true;
 		s->end = now;
 		s->verified = i->verified && i->bytes == rk->r->msgs[which].bytes;
@@ -312,9 +312,10 @@ void chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion
 		msg_finished(rk, which, now);
 		break;
 	}
+	return true;
 }
 
-void chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_info *i, ps_t now)
+bool chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_info *i, ps_t now)
 {
 	struct cx_rank *rk = x->by_node[node];
 	int peer = rank_of_ip(x, i->dst_ip);
@@ -322,12 +323,24 @@ void chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_in
 	struct cx_msg *s;
 
 	(void)now;
-	if (rk && peer >= 0 && (s = find_msg(rk, peer, (uint32_t)i->msg_id, true, &which)) &&
-	    !s->failed && !s->done) {
+	if (!rk || peer < 0 || !(s = find_msg(rk, peer, (uint32_t)i->msg_id, true, &which)))
+		return false;
+	if (!s->failed && !s->done) {
 		s->failed = true;
 		s->retransmissions = i->retransmissions;
 		x->sends_finished++;
 	}
+	return true;
+}
+
+bool chakra_exec_sends(const struct chakra_exec *x, int src, int dst, uint64_t index)
+{
+	struct cx_rank *rk = x->by_node[src];
+	int peer = rank_of_ip(x, x->t->nodes[dst].ip);
+	uint32_t which;
+
+	return rk && peer >= 0 && index <= UINT32_MAX &&
+	       find_msg(rk, peer, (uint32_t)index, true, &which);
 }
 
 bool chakra_exec_done(const struct chakra_exec *x)

@@ -87,10 +87,15 @@ void chakra_exec_destroy(struct chakra_exec *x);
 /* Start every node with no dependency at virtual time 0. */
 void chakra_exec_start(struct chakra_exec *x);
 
-/* The NIC of topology node `node` reports a completion or a failure. */
-void chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion what,
+/* The NIC of topology node `node` reports a completion or a failure;
+ * false when it is no message of the trace (a `ctl post`, an external
+ * sender's), which the caller's driver then follows. */
+bool chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion what,
 			    const struct nic_msg_info *m, ps_t now);
-void chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_info *m, ps_t now);
+bool chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_info *m, ps_t now);
+
+/* Whether the trace sends a message with this index from node src to dst. */
+bool chakra_exec_sends(const struct chakra_exec *x, int src, int dst, uint64_t index);
 
 /* Every node of every rank run here has finished. */
 bool chakra_exec_done(const struct chakra_exec *x);

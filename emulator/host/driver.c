@@ -58,6 +58,7 @@ bool driver_init(struct driver *d, const struct topology *t, const struct worklo
 	d->nic_of = nic_of;
 	d->ctx = ctx;
 	hmap_init(&d->by_id);
+	hmap_init(&d->extra_by_key);
 	d->msgs = calloc(w->count ? w->count : 1, sizeof(*d->msgs));
 	if (!d->msgs)
 		return false;
@@ -86,6 +87,7 @@ void driver_destroy(struct driver *d)
 	free(d->extra);
 	free(d->msgs);
 	hmap_destroy(&d->by_id);
+	hmap_destroy(&d->extra_by_key);
 }
 
 static void post(void *arg, ps_t now)
@@ -114,16 +116,28 @@ void driver_start(struct driver *d)
 			schedule_post(d, &d->msgs[i], 0);
 }
 
-/* A message from elsewhere, known by id from now on. */
+/* A message from elsewhere is named by its sender and its id. */
+static uint64_t extra_key(int src, uint64_t id)
+{
+	return (uint64_t)(uint32_t)src << 32 | (id & 0xFFFFFFFF);
+}
+
+bool driver_id_taken(const struct driver *d, int src, uint64_t id)
+{
+	return hmap_get(&d->by_id, id) || hmap_get(&d->extra_by_key, extra_key(src, id));
+}
+
+/* A message from elsewhere, known by (src, id) from now on. */
 static struct driver_msg *track(struct driver *d, enum driver_source source, uint64_t id, int src,
 				int dst, uint64_t bytes)
 {
 	struct driver_msg **v, *m;
 
-	if (hmap_get(&d->by_id, id) || !(m = calloc(1, sizeof(*m))))
+	if (id > WIRE_MAX_MSG_INDEX || hmap_get(&d->extra_by_key, extra_key(src, id)) ||
+	    !(m = calloc(1, sizeof(*m))))
 		return NULL;
 	v = realloc(d->extra, (d->nextra + 1) * sizeof(*v));
-	if (!v || !hmap_put(&d->by_id, id, m)) {
+	if (!v || !hmap_put(&d->extra_by_key, extra_key(src, id), m)) {
 		d->extra = v ? v : d->extra;
 		free(m);
 		return NULL;
@@ -140,9 +154,9 @@ static struct driver_msg *track(struct driver *d, enum driver_source source, uin
 struct driver_msg *driver_post(struct driver *d, enum driver_source source, uint64_t id, int src,
 			       int dst, uint64_t bytes, ps_t at)
 {
-	struct driver_msg *m = track(d, source, id, src, dst, bytes);
+	struct driver_msg *m;
 
-	if (!m)
+	if (driver_id_taken(d, src, id) || !(m = track(d, source, id, src, dst, bytes)))
 		return NULL;
 	m->own.at = at;
 	d->sends += sends(d, m);
@@ -183,14 +197,24 @@ static void release(struct driver *d, struct driver_msg *m, int node, ps_t now)
  * let any frame claim one (an external endpoint, a forged source address:
  * docs/protocol.md §2), so its endpoints, and its size where known, must be
  * the message's too. */
-static struct driver_msg *find(struct driver *d, const struct nic_msg_info *i, bool sized)
+static bool names(const struct driver *d, const struct driver_msg *m, const struct nic_msg_info *i,
+		  bool sized)
+{
+	return m && i->src_ip == d->t->nodes[m->w->src].ip &&
+	       i->dst_ip == d->t->nodes[m->w->dst].ip && (!sized || i->bytes == m->w->bytes);
+}
+
+static struct driver_msg *find(const struct driver *d, const struct nic_msg_info *i, bool sized)
 {
 	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+	int src;
 
-	if (!m || i->src_ip != d->t->nodes[m->w->src].ip ||
-	    i->dst_ip != d->t->nodes[m->w->dst].ip || (sized && i->bytes != m->w->bytes))
+	if (names(d, m, i, sized))
+		return m;
+	if (!d->nextra || (src = topology_find_ip(d->t, i->src_ip)) < 0)
 		return NULL;
-	return m;
+	m = hmap_get(&d->extra_by_key, extra_key(src, i->msg_id));
+	return names(d, m, i, sized) ? m : NULL;
 }
 
 void driver_completion(struct driver *d, enum nic_completion what, const struct nic_msg_info *i,
@@ -249,15 +273,10 @@ void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
 void driver_open(void *ctx, const struct nic_msg_info *i)
 {
 	struct driver *d = ctx;
-	struct driver_msg *m = hmap_get(&d->by_id, i->msg_id);
+	struct driver_msg *m = find(d, i, false);
 
 	if (m && !m->done && !m->failed)
 		m->retransmissions = i->retransmissions;
-}
-
-bool driver_has(const struct driver *d, uint64_t id)
-{
-	return hmap_get(&d->by_id, id) != NULL;
 }
 
 bool driver_done(const struct driver *d)

@@ -55,7 +55,10 @@ struct driver {
 	struct driver_msg *msgs;	  /* the workload's, in its order */
 	struct driver_msg **extra;	  /* then the others, as they appear */
 	size_t nextra;
-	struct hmap by_id;		  /* id -> msg */
+	struct hmap by_id;		  /* workload id -> msg (ids are unique) */
+	struct hmap extra_by_key;	  /* (source node, id) -> msg: a message
+					     index names a message only with its
+					     sender (docs/protocol.md §1) */
 	uint64_t sends, sends_finished;	  /* messages this driver posts */
 	uint64_t receives, receives_done; /* messages its NIC(s) receive */
 };
@@ -69,14 +72,18 @@ void driver_destroy(struct driver *d);
 /* Schedule the posts of every message with no dependency. */
 void driver_start(struct driver *d);
 
-/* Post a message that no workload row holds (`ctl post`, a Chakra
- * operation) from node src at `at`, and follow it like the workload's, so it
- * gets its messages.csv row.  NULL when out of memory or id is taken. */
+/* Post a message that no workload row holds (`ctl post`) from node src
+ * at `at`, and follow it like the workload's, so it gets its messages.csv
+ * row marked with its source.  NULL when out of memory or id is taken
+ * (driver_id_taken). */
 struct driver_msg *driver_post(struct driver *d, enum driver_source source, uint64_t id, int src,
 			       int dst, uint64_t bytes, ps_t at);
 
-/* Whether the driver follows message id (the workload's, or posted here). */
-bool driver_has(const struct driver *d, uint64_t id);
+/* Whether message index id cannot name a new message from node src: a
+ * workload row has it (whatever its sender: every daemon knows the whole
+ * workload, and ids stay unique in the merged messages.csv of a sender),
+ * or a message from src already followed here has it. */
+bool driver_id_taken(const struct driver *d, int src, uint64_t id);
 
 /* Feed the NICs' completion and failure callbacks here. */
 void driver_completion(struct driver *d, enum nic_completion what, const struct nic_msg_info *m,

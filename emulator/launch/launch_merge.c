@@ -142,20 +142,32 @@ struct msg_row {
 	uint64_t id;
 };
 
+/* The sender's name, from whichever row there is. */
+static const char *row_src(const struct msg_row *r)
+{
+	char *const *row = r->snd[0] ? r->snd : r->rcv;
+
+	return row[0] && row[COL_SRC] ? row[COL_SRC] : "";
+}
+
 struct msg_table {
 	struct msg_row *rows; /* the workload's, in its order, then extras */
 	size_t n, cap;
 	size_t nworkload;
 };
 
-static struct msg_row *msg_row(struct msg_table *m, const struct workload *w, uint64_t id)
+/* The row of message id from node src: the workload's, or one of the
+ * others, which a message index names only with its sender (a `ctl post`
+ * or an external endpoint may use an index another sender uses too). */
+static struct msg_row *msg_row(struct msg_table *m, const struct topology *t,
+			       const struct workload *w, uint64_t id, const char *src)
 {
 	long i = workload_find(w, id);
 
-	if (i >= 0)
+	if (i >= 0 && !strcmp(t->nodes[w->msgs[i].src].name, src))
 		return &m->rows[i];
 	for (size_t k = m->nworkload; k < m->n; k++)
-		if (m->rows[k].id == id)
+		if (m->rows[k].id == id && !strcmp(row_src(&m->rows[k]), src))
 			return &m->rows[k];
 	if (m->n == m->cap) {
 		size_t cap = m->cap * 2 + 16;
@@ -183,8 +195,9 @@ static bool keep_cells(char **dst, char **cells)
 
 /* A node's messages-<node>.csv into the table; a missing file is no error
  * (a daemon that died writes none), a wrong header is. */
-static bool read_node_messages(struct msg_table *m, const struct workload *w, const char *path,
-			       const char *node, FILE *report)
+static bool read_node_messages(struct msg_table *m, const struct topology *t,
+			       const struct workload *w, const char *path, const char *node,
+			       FILE *report)
 {
 	FILE *f = fopen(path, "re");
 	char *rec = NULL, *cells[MSG_COLS + 1];
@@ -204,7 +217,8 @@ static bool read_node_messages(struct msg_table *m, const struct workload *w, co
 			ok = false;
 			break;
 		}
-		struct msg_row *r = msg_row(m, w, strtoull(cells[COL_ID], &end, 10));
+		struct msg_row *r =
+		    msg_row(m, t, w, strtoull(cells[COL_ID], &end, 10), cells[COL_SRC]);
 		if (!r)
 			ok = false;
 		else if (!strcmp(cells[COL_SRC], node))
@@ -217,10 +231,14 @@ static bool read_node_messages(struct msg_table *m, const struct workload *w, co
 	return ok;
 }
 
+/* The others by id, then sender. */
 static int cmp_row_id(const void *a, const void *b)
 {
-	uint64_t x = ((const struct msg_row *)a)->id, y = ((const struct msg_row *)b)->id;
-	return x < y ? -1 : x > y;
+	const struct msg_row *p = a, *q = b;
+
+	if (p->id != q->id)
+		return p->id < q->id ? -1 : 1;
+	return strcmp(row_src(p), row_src(q));
 }
 
 static const char *cell(char *const *row, int col)
@@ -327,7 +345,7 @@ static bool merge_messages(const struct topology *t, const struct workload *w, c
 		if (t->nodes[i].kind != NODE_NIC)
 			continue;
 		node_file(dir, "messages", t->nodes[i].name, path, sizeof(path));
-		ok = read_node_messages(&m, w, path, t->nodes[i].name, report);
+		ok = read_node_messages(&m, t, w, path, t->nodes[i].name, report);
 	}
 	if (ok)
 		ok = write_messages(&m, t, w, dir, s, report);

@@ -184,7 +184,7 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # Asked of tshark only when installing; without it, beside the prefix.
 WIRESHARK_PLUGINDIR ?= $(or $(shell tshark -G folders 2>/dev/null | \
 	sed -n 's/^Global Lua Plugins:[[:space:]]*//p'),$(PREFIX)/lib/wireshark/plugins)
-PYTOOLS  := scripts/mrcgen scripts/mrc_scapy.py scripts/gen-leafspine
+PYTOOLS  := scripts/mrcgen scripts/mrc_scapy.py scripts/gen-leafspine scripts/gen-fattree
 MANPAGES := docs/man/mrcemu.1 docs/man/mrcemu-topology.5 docs/man/nicd.8 docs/man/switchd.8
 DOCS     := $(filter-out docs/README.md,$(wildcard docs/*.md)) LICENSE README.md
 # bin/NAME -> share/mrcemu/python/TOOL, relative so the tree can move.
@@ -201,11 +201,13 @@ install: all
 	install -m 0644 configs/workloads/* $(DESTDIR)$(DATADIR)/configs/workloads/
 	install -m 0644 pcap/mrc.lua $(DESTDIR)$(DATADIR)/
 	install -m 0644 pcap/mrc.lua $(DESTDIR)$(WIRESHARK_PLUGINDIR)/
-	install -m 0755 scripts/mrcgen scripts/gen-leafspine $(DESTDIR)$(DATADIR)/python/
+	install -m 0755 scripts/mrcgen scripts/gen-leafspine scripts/gen-fattree \
+		$(DESTDIR)$(DATADIR)/python/
 	install -m 0644 scripts/mrc_scapy.py $(DESTDIR)$(DATADIR)/python/
 	install -m 0755 scripts/report $(DESTDIR)$(DATADIR)/report
 	ln -sf $(PYREL)/mrcgen $(DESTDIR)$(BINDIR)/mrcgen
 	ln -sf $(PYREL)/gen-leafspine $(DESTDIR)$(BINDIR)/mrcemu-gen-leafspine
+	ln -sf $(PYREL)/gen-fattree $(DESTDIR)$(BINDIR)/mrcemu-gen-fattree
 	install -m 0644 docs/man/mrcemu.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 docs/man/mrcemu-topology.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/man/nicd.8 docs/man/switchd.8 $(DESTDIR)$(MANDIR)/man8/
@@ -214,7 +216,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mrcemu $(DESTDIR)$(BINDIR)/mrcgen \
-		$(DESTDIR)$(BINDIR)/mrcemu-gen-leafspine \
+		$(DESTDIR)$(BINDIR)/mrcemu-gen-leafspine $(DESTDIR)$(BINDIR)/mrcemu-gen-fattree \
 		$(DESTDIR)$(LIBEXECDIR)/nicd $(DESTDIR)$(LIBEXECDIR)/switchd \
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/mrc.lua \
 		$(DESTDIR)$(MANDIR)/man1/mrcemu.1 $(DESTDIR)$(MANDIR)/man5/mrcemu-topology.5 \

@@ -78,7 +78,11 @@ endif
 # that includes an engine, a host or the launcher does not build.
 INCLUDES := -iquote emulator -iquote .
 $(BUILD)/obj/emulator/core/%.o: INCLUDES :=
-MAINS    := emulator/launch/mrcemu.c nicd/main.c switchd/main.c
+# The programs' own files: the mrcemu command line (emulator/launch/mrcemu*.c)
+# and the daemons' mains; everything else is the library.
+CLI_SRCS := $(wildcard emulator/launch/mrcemu*.c)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+MAINS    := $(CLI_SRCS) nicd/main.c switchd/main.c
 LIB_SRCS := $(filter-out $(MAINS),$(wildcard emulator/*/*.c nicd/*.c switchd/*.c pcap/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/chakra.pb-c.o
 LIB      := $(BUILD)/libmrcemu.a
@@ -128,7 +132,7 @@ $(LIB): $(LIB_OBJS)
 $(BUILD)/obj/emulator/launch/mrcemu.o: override CFLAGS += -DMRCEMU_VERSION='"$(VERSION)"'
 $(BUILD)/obj/emulator/launch/mrcemu.o: VERSION
 
-$(BUILD)/mrcemu: $(BUILD)/obj/emulator/launch/mrcemu.o $(LIB)
+$(BUILD)/mrcemu: $(CLI_OBJS) $(LIB)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(BUILD)/nicd: $(BUILD)/obj/nicd/main.o $(LIB)

@@ -1,6 +1,7 @@
 /* emulator/daemon/daemon.c — the runtime nicd and switchd share (daemon.h):
  * received frames and their stamps, transmit, the conservative advance of
- * virtual time, the libev loop, lateness and the end of a run.  Arguments
+ * virtual time and the libev loop.  Lateness and the end of a run are in
+ * daemon_end.c; arguments
  * and setup are in daemon_setup.c, the control socket in daemon_ctl.c. */
 #include "daemon.h"
 
@@ -21,58 +22,6 @@
 /* One call of daemon_advance runs events for at most this long before it
  * lets the loop serve the control socket (the timer is then already due). */
 #define ADVANCE_SLICE_NS 2000000ULL
-
-/* ---- lateness histogram ---------------------------------------------------- */
-
-static unsigned hist_index(uint64_t v)
-{
-	unsigned e;
-
-	if (v < 64)
-		return (unsigned)v;
-	e = 63 - (unsigned)__builtin_clzll(v);
-	return 64 + (e - 6) * DAEMON_HIST_SUB + (unsigned)((v >> (e - 4)) & (DAEMON_HIST_SUB - 1));
-}
-
-static uint64_t hist_upper(unsigned i)
-{
-	unsigned e, sub;
-
-	if (i < 64)
-		return i;
-	e = 6 + (i - 64) / DAEMON_HIST_SUB;
-	sub = (i - 64) % DAEMON_HIST_SUB;
-	return ((uint64_t)(DAEMON_HIST_SUB + sub) << (e - 4)) + (1ULL << (e - 4)) - 1;
-}
-
-void daemon_hist_add(struct daemon_hist *h, int64_t ns)
-{
-	uint64_t v = ns > 0 ? (uint64_t)ns : 0;
-
-	h->buckets[hist_index(v)]++;
-	h->count++;
-	if (v > h->max)
-		h->max = v;
-}
-
-uint64_t daemon_hist_pct(const struct daemon_hist *h, unsigned pct)
-{
-	uint64_t rank, seen = 0;
-
-	if (!h->count)
-		return 0;
-	if (pct > 100)
-		pct = 100;
-	rank = (h->count * pct + 99) / 100;
-	if (!rank)
-		rank = 1;
-	for (unsigned i = 0; i < DAEMON_HIST_BUCKETS; i++) {
-		seen += h->buckets[i];
-		if (seen >= rank)
-			return hist_upper(i) < h->max ? hist_upper(i) : h->max;
-	}
-	return h->max;
-}
 
 /* ---- received frames ------------------------------------------------------------ */
 
@@ -295,7 +244,7 @@ static size_t drain_ports(struct daemon *d, ps_t vt)
 	return n;
 }
 
-static void flush_ports(struct daemon *d)
+void daemon_flush_ports(struct daemon *d)
 {
 	for (int i = 0; i < d->nports; i++)
 		if (d->ports[i].io)
@@ -644,7 +593,7 @@ void daemon_advance(struct daemon *d)
 		d->safe = safe_time(d);
 		ran = run_due(d, mono);
 		send_promises(d, mono);
-		flush_ports(d);
+		daemon_flush_ports(d);
 		check_violations(d);
 		if ((!ran && !in) || d->clock_ns(d->clock_ctx) - begin > ADVANCE_SLICE_NS)
 			break;
@@ -812,142 +761,4 @@ int daemon_run(struct daemon *d)
 	if (d->failed)
 		return 3;
 	return d->stop ? 0 : 1;
-}
-
-/* ---- the end ------------------------------------------------------------------- */
-
-static uint64_t promises(const struct daemon *d, bool sent)
-{
-	uint64_t n = 0;
-
-	for (int i = 0; i < d->nports; i++)
-		n += sent ? d->ports[i].promises_tx : d->ports[i].promises_rx;
-	return n;
-}
-
-static void write_lateness(struct daemon *d)
-{
-	struct csv *c = d->lateness;
-
-	csv_str(c, d->me->name);
-	csv_u64(c, d->frames);
-	csv_u64(c, d->stamped);
-	csv_u64(c, d->violations);
-	csv_u64(c, daemon_hist_pct(&d->late, 50));
-	csv_u64(c, daemon_hist_pct(&d->late, 99));
-	csv_u64(c, d->late.max);
-	csv_u64(c, daemon_hist_pct(&d->wake, 50));
-	csv_u64(c, daemon_hist_pct(&d->wake, 99));
-	csv_u64(c, d->wake.max);
-	csv_u64(c, promises(d, true));
-	csv_u64(c, promises(d, false));
-	csv_u64(c, d->promise_waits);
-	csv_u64(c, d->wait_ns);
-	csv_end(c);
-}
-
-/* One line for the daemon's log (the launcher keeps it as NODE.log). */
-static void log_summary(const struct daemon *d)
-{
-	uint64_t out = 0, dropped = 0;
-
-	for (int i = 0; i < d->nports; i++) {
-		out += d->ports[i].tx_frames;
-		if (d->ports[i].io)
-			dropped += port_stats(d->ports[i].io)->rx_dropped +
-				   port_stats(d->ports[i].io)->tx_dropped;
-	}
-	fprintf(stderr,
-		"%s %s: %llu frames in (%llu stamped, %llu causality violations), %llu out, %llu "
-		"lost by the kernel; promises %llu out, %llu in, %llu waits (%llu us); wakes: %llu "
-		"timer, %llu port; lateness p50 %llu ns, p99 %llu ns, max %llu ns\n",
-		d->prog, d->me->name, (unsigned long long)d->frames, (unsigned long long)d->stamped,
-		(unsigned long long)d->violations, (unsigned long long)out,
-		(unsigned long long)dropped, (unsigned long long)promises(d, true),
-		(unsigned long long)promises(d, false), (unsigned long long)d->promise_waits,
-		(unsigned long long)(d->wait_ns / 1000), (unsigned long long)d->wakes_timer,
-		(unsigned long long)d->wakes_port,
-		(unsigned long long)daemon_hist_pct(&d->late, 50),
-		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);
-}
-
-bool daemon_finish(struct daemon *d)
-{
-	bool ok = true;
-
-	if (d->loop)
-		log_summary(d);
-	d->state = DAEMON_STOPPING;
-	flush_ports(d);
-	/* One end (docs/promises.md): the final rows at T_end when the
-	 * launcher gave it. */
-	ps_t end = d->end ? d->end : events_now(d->q);
-	if (d->samples)
-		samples_finish(d->samples, end);
-	if (d->eng.finish)
-		d->eng.finish(d->eng.ctx, end);
-	for (int i = 0; i < d->nrecords; i++)
-		ok &= csv_close(d->records[i]);
-	d->nrecords = 0;
-	if (d->lateness) {
-		write_lateness(d);
-		ok &= csv_close(d->lateness);
-		d->lateness = NULL;
-	}
-	for (int i = 0; i < d->nports; i++) {
-		if (d->ports[i].cap)
-			capture_close(d->ports[i].cap);
-		d->ports[i].cap = NULL;
-	}
-	if (!ok)
-		fprintf(stderr, "%s: writing the records in %s failed\n", d->prog, d->outdir);
-	return ok;
-}
-
-static void free_port(struct daemon *d, struct daemon_port *port)
-{
-	if (port->watcher) {
-		ev_io_stop(d->loop, port->watcher);
-		free(port->watcher);
-	}
-	port_close(port->io);
-	port_close(port->mirror);
-	if (port->cap)
-		capture_close(port->cap);
-	while (port->ext_head) {
-		struct pkt *p = port->ext_head;
-		port->ext_head = p->next;
-		pkt_put(&d->pool, p);
-	}
-}
-
-void daemon_destroy(struct daemon *d)
-{
-	daemon_ctl_close(d);
-	for (int i = 0; i < d->nports; i++)
-		free_port(d, &d->ports[i]);
-	if (d->timer_watcher) {
-		ev_io_stop(d->loop, d->timer_watcher);
-		free(d->timer_watcher);
-	}
-	if (d->timer_fd >= 0)
-		close(d->timer_fd);
-	if (d->sig_watchers) {
-		ev_signal_stop(d->loop, &((ev_signal *)d->sig_watchers)[0]);
-		ev_signal_stop(d->loop, &((ev_signal *)d->sig_watchers)[1]);
-		free(d->sig_watchers);
-	}
-	for (int i = 0; i < d->nrecords; i++)
-		csv_close(d->records[i]);
-	if (d->lateness)
-		csv_close(d->lateness);
-	samples_free(d->samples);
-	if (d->q)
-		events_free(d->q);
-	pkt_pool_destroy(&d->pool);
-	for (size_t k = 0; k < d->rx_nslabs; k++)
-		free(d->rx_slabs[k]);
-	free(d->rx_slabs);
-	topology_free(d->t);
-	memset(d, 0, sizeof(*d));
 }

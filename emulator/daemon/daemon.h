@@ -304,6 +304,10 @@ void daemon_frame_in(struct daemon *d, int port, const uint8_t *frame, size_t le
  * again until nothing is due; then set the timer for the next one. */
 void daemon_advance(struct daemon *d);
 
+/* Push out what the ports' transmit rings hold (daemon.c; the end of a run
+ * flushes them too). */
+void daemon_flush_ports(struct daemon *d);
+
 /* Virtual now: with a scale, the clock's (0 before `start`); at max, the
  * floor (every event before it has run). */
 ps_t daemon_vnow(const struct daemon *d);

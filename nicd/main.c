@@ -150,30 +150,16 @@ static void port_set_down(void *ctx, int port, bool down)
 	nic_port_set_down(((struct nicd *)ctx)->nic, down);
 }
 
-/* `stats`: every counter of the engine, by the names of its
- * mrc-transport-stats columns total_<name>. */
+/* `stats`: every counter of the engine (nic_counter_at), then the daemon's. */
 static bool stats(struct nicd *n, char *reply, size_t len)
 {
-	const char *h = nic_stats_header();
+	struct counter c;
 	size_t used = 0;
 
-	while ((h = strstr(h, ",total_"))) {
-		char name[64];
-		size_t k = strcspn(h + 7, ",");
-		if (k >= sizeof(name))
-			k = sizeof(name) - 1;
-		memcpy(name, h + 7, k);
-		name[k] = 0;
-		h += 7 + k;
-		used += (size_t)snprintf(reply + used, used < len ? len - used : 0, "%s%s=%llu",
-					 used ? " " : "", name,
-					 (unsigned long long)nic_counter(n->nic, name));
-		if (used >= len)
+	for (size_t i = 0; nic_counter_at(n->nic, i, &c); i++)
+		if (!counter_append(reply, len, &used, c.name, c.value))
 			return snprintf(reply, len, "reply too long"), false;
-	}
-	used += (size_t)snprintf(reply + used, used < len ? len - used : 0, " posts_refused=%llu",
-				 (unsigned long long)n->d.posts_refused);
-	if (used >= len)
+	if (!counter_append(reply, len, &used, "posts_refused", n->d.posts_refused))
 		return snprintf(reply, len, "reply too long"), false;
 	return true;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/attrs.h"
+#include "core/counter.h"
 #include "core/events.h"
 #include "core/link.h"
 #include "core/records.h"
@@ -117,7 +118,11 @@ uint64_t nic_monitor_kept(const struct nic *nic);
 /* Write this NIC's samples.csv rows (emulator/host/samples.h). */
 void nic_sample(struct nic *nic, struct csv *c, ps_t now);
 
-/* Counters, by name, for summaries and tests. */
+/* The i-th counter of the NIC (core/counter.h): the mrc-transport-stats
+ * columns total_<name> and the `stats` reply; false past the last. */
+bool nic_counter_at(const struct nic *nic, size_t i, struct counter *c);
+
+/* A counter by name (through nic_counter_at), UINT64_MAX if there is none. */
 uint64_t nic_counter(const struct nic *nic, const char *name);
 
 /* The port's state, for daemons and the control socket. */

@@ -32,12 +32,18 @@ static size_t counter_count(void)
 	return NCOUNTERS + WIRE_ERROR_COUNT - 1; /* WIRE_OK is no drop */
 }
 
-static const char *counter_name(size_t i, char *buf, size_t len)
+/* rx_drop_<reason> for every wire error but WIRE_OK, written once. */
+static const char *counter_name(size_t i)
 {
+	static char rx_drop[WIRE_ERROR_COUNT][48];
+
 	if (i < NCOUNTERS)
 		return counter_names[i];
-	snprintf(buf, len, "rx_drop_%s", wire_error_name((enum wire_error)(i - NCOUNTERS + 1)));
-	return buf;
+	i -= NCOUNTERS - 1;
+	if (!rx_drop[i][0])
+		snprintf(rx_drop[i], sizeof(rx_drop[i]), "rx_drop_%s",
+			 wire_error_name((enum wire_error)i));
+	return rx_drop[i];
 }
 
 static uint64_t *counter_ref(struct nic_counters *c, size_t i)
@@ -45,17 +51,25 @@ static uint64_t *counter_ref(struct nic_counters *c, size_t i)
 	return i < NCOUNTERS ? counter_at(c, i) : &c->rx_drop_wire[i - NCOUNTERS + 1];
 }
 
+bool nic_counter_at(const struct nic *nic, size_t i, struct counter *c)
+{
+	if (i >= counter_count())
+		return false;
+	c->name = counter_name(i);
+	c->value = *counter_ref((struct nic_counters *)&nic->c, i);
+	return true;
+}
+
 const char *nic_stats_header(void)
 {
 	static char header[8192];
-	char name[64];
 	size_t n;
 
 	if (header[0])
 		return header;
 	n = (size_t)snprintf(header, sizeof(header), "time_ps,node,local_ip");
 	for (size_t i = 0; i < counter_count(); i++) {
-		const char *c = counter_name(i, name, sizeof(name));
+		const char *c = counter_name(i);
 		n += (size_t)snprintf(header + n, sizeof(header) - n, ",total_%s,ivl_total_%s", c,
 				      c);
 	}
@@ -65,11 +79,11 @@ const char *nic_stats_header(void)
 
 uint64_t nic_counter(const struct nic *nic, const char *name)
 {
-	char buf[64];
+	struct counter c;
 
-	for (size_t i = 0; i < counter_count(); i++)
-		if (!strcmp(counter_name(i, buf, sizeof(buf)), name))
-			return *counter_ref((struct nic_counters *)&nic->c, i);
+	for (size_t i = 0; nic_counter_at(nic, i, &c); i++)
+		if (!strcmp(c.name, name))
+			return c.value;
 	return UINT64_MAX;
 }
 

@@ -38,26 +38,6 @@ static const char usage[] =
     "Exit status: 0 after stop, SIGINT or SIGTERM; 1 a port or file failed; 2 bad\n"
     "arguments or topology; 3 more causality violations than MaxViolations.\n";
 
-/* sw_counter's totals, as `stats` lists them (switchd/switch.h). */
-static const char *const counter_names[] = {
-    "rx_frames",
-    "enqueued",
-    "dequeued",
-    "bytes",
-    "trimmed",
-    "ecn_marked",
-    "max_queue_bytes",
-    "drop_queue_full",
-    "drop_trim_queue_full",
-    "drop_ttl",
-    "drop_no_route",
-    "drop_port_down",
-    "drop_link_lost",
-    "drop_link_down",
-    "drop_link_rule",
-    "rx_drop_payload_not_pattern",
-};
-
 struct switchd {
 	struct daemon d;
 	struct sw *sw;
@@ -78,32 +58,20 @@ static void port_set_down(void *ctx, int port, bool down)
 	sw_port_set_down(((struct switchd *)ctx)->sw, port, down);
 }
 
-static bool add(char *reply, size_t len, size_t *used, const char *name, uint64_t v)
-{
-	*used += (size_t)snprintf(reply + *used, *used < len ? len - *used : 0, "%s%s=%llu",
-				  *used ? " " : "", name, (unsigned long long)v);
-	return *used < len;
-}
-
-/* `stats`: the engine's totals over every port and class. */
+/* `stats`: the engine's counters (sw_counter_at). */
 static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t len)
 {
 	struct sw *sw = ((struct switchd *)ctx)->sw;
+	struct counter k;
 	size_t used = 0;
-	char name[64];
 
 	if (c->kind != CMD_STATS) {
 		snprintf(reply, len, "switchd does not take this command");
 		return false;
 	}
-	for (size_t i = 0; i < sizeof(counter_names) / sizeof(counter_names[0]); i++)
-		if (!add(reply, len, &used, counter_names[i], sw_counter(sw, counter_names[i])))
+	for (size_t i = 0; sw_counter_at(sw, i, &k); i++)
+		if (!counter_append(reply, len, &used, k.name, k.value))
 			return snprintf(reply, len, "reply too long"), false;
-	for (int e = 1; e < WIRE_ERROR_COUNT; e++) {
-		snprintf(name, sizeof(name), "rx_drop_%s", wire_error_name((enum wire_error)e));
-		if (!add(reply, len, &used, name, sw_counter(sw, name)))
-			return snprintf(reply, len, "reply too long"), false;
-	}
 	return true;
 }
 
@@ -123,7 +91,7 @@ static int build(struct switchd *s)
 	struct csv *stats = NULL;
 	char err[512];
 
-	if (d->me->sw.stats && !(stats = daemon_record(d, "switch-stats", SW_STATS_HEADER)))
+	if (d->me->sw.stats && !(stats = daemon_record(d, "switch-stats", sw_stats_header())))
 		return 1;
 	struct sw_params prm = {.name = d->me->name,
 				.topo = d->t,

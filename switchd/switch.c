@@ -41,11 +41,9 @@ struct sw_counters {
 };
 
 #define SW_COUNTER_FIELDS(X) X(enqueued) X(dequeued) X(bytes) X(trimmed) X(ecn_marked)
-
-const char SW_STATS_HEADER[] =
-    "time_ps,node,port,peer,tc,enqueued,dequeued,bytes,trimmed,ecn_marked,max_queue_bytes,"
-    "queue_bytes,drop_queue_full,drop_trim_queue_full,drop_ttl,drop_no_route,drop_port_down,"
-    "drop_link_lost,drop_link_down,drop_link_rule";
+#define SW_COUNT_ONE(f)	     +1
+enum { SW_NFIELDS = 0 SW_COUNTER_FIELDS(SW_COUNT_ONE) };
+#undef SW_COUNT_ONE
 
 /* A queue is a ring of packets with their wire lengths, so that serving
  * it reads no packet (a fabric's packets are mostly out of the cache). */
@@ -781,64 +779,126 @@ void sw_finish(struct sw *sw, ps_t now)
 		stats_rows(sw, now, true);
 }
 
-static uint64_t counter_of(const struct sw_port *port, int tc, const char *name)
-{
-	const struct sw_counters *c = &port->cls[tc].c;
+/* A port and class's counters, in the order of switch-stats.csv's columns:
+ * the fields, max_queue_bytes (the class's peak), drop_<reason>. */
+enum { SW_CLASS_PEAK = SW_NFIELDS, SW_CLASS_COUNTERS = SW_NFIELDS + 1 + SW_DROP_COUNT };
 
-#define SW_COUNTER_GET(f)                                                                          \
-	if (!strcmp(name, #f))                                                                     \
-		return c->f;
-	SW_COUNTER_FIELDS(SW_COUNTER_GET)
-#undef SW_COUNTER_GET
-	if (!strcmp(name, "max_queue_bytes"))
-		return port->cls[tc].peak;
-	if (!strncmp(name, "drop_", 5))
-		for (int d = 0; d < SW_DROP_COUNT; d++)
-			if (!strcmp(name + 5, drop_names[d]))
-				return c->drops[d];
-	return UINT64_MAX;
+static const char *class_counter_name(size_t k)
+{
+	static const char *const fields[] = {
+#define SW_COUNTER_NAME(f) #f,
+	    SW_COUNTER_FIELDS(SW_COUNTER_NAME)
+#undef SW_COUNTER_NAME
+	};
+	static char drops[SW_DROP_COUNT][32];
+
+	if (k < SW_NFIELDS)
+		return fields[k];
+	if (k == SW_CLASS_PEAK)
+		return "max_queue_bytes";
+	k -= SW_CLASS_PEAK + 1;
+	if (!drops[k][0])
+		snprintf(drops[k], sizeof(drops[k]), "drop_%s", drop_names[k]);
+	return drops[k];
 }
 
-static uint64_t rx_counter(const struct sw *sw, const char *name)
+static uint64_t class_counter(const struct sw_port *port, int tc, size_t k)
 {
-	if (!strcmp(name, "rx_frames"))
-		return sw->rx_frames;
-	if (!strcmp(name, "rx_drop_payload_not_pattern"))
-		return sw->rx_drop_payload;
-	if (!strncmp(name, "rx_drop_", 8))
-		for (int e = 1; e < WIRE_ERROR_COUNT; e++)
-			if (!strcmp(name + 8, wire_error_name((enum wire_error)e)))
-				return sw->rx_drop_wire[e];
+	const struct sw_counters *c = &port->cls[tc].c;
+	const uint64_t fields[] = {
+#define SW_COUNTER_VALUE(f) c->f,
+	    SW_COUNTER_FIELDS(SW_COUNTER_VALUE)
+#undef SW_COUNTER_VALUE
+	};
+
+	if (k < SW_NFIELDS)
+		return fields[k];
+	if (k == SW_CLASS_PEAK)
+		return port->cls[tc].peak;
+	return c->drops[k - SW_CLASS_PEAK - 1];
+}
+
+/* The whole switch's counters: rx_frames, each class counter over every
+ * port and class (summed; max_queue_bytes the peak of any queue),
+ * rx_drop_payload_not_pattern, rx_drop_<wire reason>. */
+enum { SW_AT_CLASS = 1, SW_AT_PAYLOAD = SW_AT_CLASS + SW_CLASS_COUNTERS, SW_AT_WIRE };
+
+static const char *rx_drop_name(enum wire_error e)
+{
+	static char names[WIRE_ERROR_COUNT][48];
+
+	if (!names[e][0])
+		snprintf(names[e], sizeof(names[e]), "rx_drop_%s", wire_error_name(e));
+	return names[e];
+}
+
+static uint64_t class_total(const struct sw *sw, size_t k)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < sw->nports; i++)
+		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+			uint64_t v = class_counter(&sw->ports[i], tc, k);
+			sum = k == SW_CLASS_PEAK ? (v > sum ? v : sum) : sum + v;
+		}
+	return sum;
+}
+
+bool sw_counter_at(const struct sw *sw, size_t i, struct counter *c)
+{
+	if (i == 0) {
+		*c = (struct counter){"rx_frames", sw->rx_frames};
+	} else if (i < SW_AT_PAYLOAD) {
+		*c = (struct counter){class_counter_name(i - SW_AT_CLASS),
+				      class_total(sw, i - SW_AT_CLASS)};
+	} else if (i == SW_AT_PAYLOAD) {
+		*c = (struct counter){"rx_drop_payload_not_pattern", sw->rx_drop_payload};
+	} else if (i - SW_AT_WIRE + 1 < WIRE_ERROR_COUNT) {
+		enum wire_error e = (enum wire_error)(i - SW_AT_WIRE + 1); /* WIRE_OK is no drop */
+		*c = (struct counter){rx_drop_name(e), sw->rx_drop_wire[e]};
+	} else {
+		return false;
+	}
+	return true;
+}
+
+uint64_t sw_counter(const struct sw *sw, const char *name)
+{
+	struct counter c;
+
+	for (size_t i = 0; sw_counter_at(sw, i, &c); i++)
+		if (!strcmp(c.name, name))
+			return c.value;
 	return UINT64_MAX;
 }
 
 uint64_t sw_port_counter(const struct sw *sw, int port, int tc, const char *name)
 {
-	uint64_t rx = rx_counter(sw, name);
+	struct counter c;
 
-	if (rx != UINT64_MAX)
-		return rx;
+	for (size_t i = 0; sw_counter_at(sw, i, &c); i++)
+		if (!strcmp(c.name, name) && (i < SW_AT_CLASS || i >= SW_AT_PAYLOAD))
+			return c.value; /* per switch */
 	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
 		return UINT64_MAX;
-	return counter_of(&sw->ports[port], tc, name);
+	for (size_t k = 0; k < SW_CLASS_COUNTERS; k++)
+		if (!strcmp(class_counter_name(k), name))
+			return class_counter(&sw->ports[port], tc, k);
+	return UINT64_MAX;
 }
 
-uint64_t sw_counter(const struct sw *sw, const char *name)
+const char *sw_stats_header(void)
 {
-	bool peak = !strcmp(name, "max_queue_bytes");
-	uint64_t sum = rx_counter(sw, name);
+	static char header[1024];
+	size_t n;
 
-	if (sum != UINT64_MAX)
-		return sum;
-	if (counter_of(&sw->ports[0], 0, name) == UINT64_MAX && sw->nports)
-		return UINT64_MAX;
-	sum = 0;
-	for (int i = 0; i < sw->nports; i++)
-		for (int tc = 0; tc < SW_NUM_TC; tc++) {
-			uint64_t v = counter_of(&sw->ports[i], tc, name);
-			sum = peak ? (v > sum ? v : sum) : sum + v;
-		}
-	return sum;
+	if (header[0])
+		return header;
+	n = (size_t)snprintf(header, sizeof(header), "time_ps,node,port,peer,tc");
+	for (size_t k = 0; k < SW_CLASS_COUNTERS; k++)
+		n += (size_t)snprintf(header + n, sizeof(header) - n, ",%s%s", class_counter_name(k),
+				      k == SW_CLASS_PEAK ? ",queue_bytes" : "");
+	return header;
 }
 
 uint64_t sw_queue_bytes(const struct sw *sw, int port, int tc)

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/counter.h"
 #include "core/events.h"
 #include "core/link.h"
 #include "core/records.h"
@@ -46,10 +47,11 @@ struct sw_params {
 	struct csv *stats; /* switch-stats.csv, may be NULL */
 };
 
-/* The switch-stats.csv header (docs/records.md, Records).  Counts are for the
- * interval that ends at time_ps; max_queue_bytes is the interval's peak;
- * queue_bytes the queue at time_ps. */
-extern const char SW_STATS_HEADER[];
+/* The switch-stats.csv header (docs/records.md, Records), from the names of
+ * the class counters (sw_counter_at).  Counts are for the interval that ends
+ * at time_ps; max_queue_bytes is the interval's peak; queue_bytes the queue
+ * at time_ps. */
+const char *sw_stats_header(void);
 
 /* Create the engine of topology node p->node.  Returns NULL and one line in
  * err when the switch cannot run: PfcEnabled=true (PFC is not modelled),
@@ -92,11 +94,13 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now);
 /* Write the final switch-stats rows. */
 void sw_finish(struct sw *sw, ps_t now);
 
-/* Totals over every port and class, by name: enqueued, dequeued, bytes,
- * trimmed, ecn_marked, max_queue_bytes (the peak of any queue), drop_<reason>
- * (queue_full, trim_queue_full, ttl, no_route, port_down, link_lost,
- * link_down, link_rule), rx_frames, rx_drop_<wire reason>,
- * rx_drop_payload_not_pattern.  UINT64_MAX for an unknown name. */
+/* The i-th counter of the switch (core/counter.h), as `stats` lists them:
+ * rx_frames; enqueued, dequeued, bytes, trimmed, ecn_marked, max_queue_bytes
+ * (the peak of any queue) and drop_<reason> over every port and class;
+ * rx_drop_payload_not_pattern; rx_drop_<wire reason>.  False past the last. */
+bool sw_counter_at(const struct sw *sw, size_t i, struct counter *c);
+
+/* A counter by name (through sw_counter_at), UINT64_MAX if there is none. */
 uint64_t sw_counter(const struct sw *sw, const char *name);
 
 /* The same for one port and traffic class (rx_* names are per switch). */

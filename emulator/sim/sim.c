@@ -376,7 +376,7 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 		s->rec.cc = open_record(dir, "mrc-cc.csv", NIC_CC_HEADER, report, &ok);
 	if (ok && any_switch_stats(s->t))
 		s->switch_stats =
-		    open_record(dir, "switch-stats.csv", SW_STATS_HEADER, report, &ok);
+		    open_record(dir, "switch-stats.csv", sw_stats_header(), report, &ok);
 	if (ok)
 		s->messages = open_record(dir, "messages.csv", DRIVER_MESSAGES_HEADER, report, &ok);
 	if (ok && s->chakra)

@@ -18,7 +18,7 @@ static struct pkt *control_pkt(struct nic *nic, struct nic_qp_recv *rq, uint8_t 
 		p->ecn = WIRE_ECN_NOT_ECT;
 		p->dqpn = rq->sender_qpn;
 		p->psn = (uint32_t)((rq->next_expected - 1) & WIRE_PSN_MASK);
-		p->src_qpn = rq->qpn;
+		nic_pkt_meta_set(p, (struct nic_pkt_meta){.src_qpn = rq->qpn});
 	}
 	return p;
 }
@@ -135,7 +135,7 @@ void nic_send_nack(struct nic *nic, const struct pkt *drawn, uint32_t responder_
 	p->dscp = nic->a.dscp_control;
 	p->dqpn = sender_qpn;
 	p->psn = drawn->psn;
-	p->src_qpn = responder_qpn;
+	nic_pkt_meta_set(p, (struct nic_pkt_meta){.src_qpn = responder_qpn});
 	p->u.neth.code = code;
 	p->u.neth.entropy_echo = drawn->sport;
 	p->u.neth.responder_qpn = responder_qpn;

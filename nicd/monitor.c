@@ -100,12 +100,12 @@ static struct nic_monitor_row make_row(const struct nic *nic, ps_t now, bool tx,
 				    .opcode = p->opcode,
 				    .dscp = p->dscp,
 				    /* a receiver cannot know why a packet was sent */
-				    .rtx_origin = tx ? p->rtx_origin : RTX_NONE,
+				    .rtx_origin = tx ? nic_pkt_meta(p).rtx_origin : RTX_NONE,
 				    .psn = p->psn,
 				    .wire_bytes = wire_len(p),
 				    .ar = p->flags & WIRE_BTH_A,
 				    .rtx = p->flags & WIRE_BTH_RTX,
-				    .tx_count = tx ? p->tx_count : 0,
+				    .tx_count = tx ? nic_pkt_meta(p).tx_count : 0,
 				    .entropy = p->sport,
 				    .rtt = rtt};
 

@@ -3,6 +3,8 @@
 #ifndef NICD_NIC_IMPL_H
 #define NICD_NIC_IMPL_H
 
+#include <string.h>
+
 #include "core/hmap.h"
 #include "core/ring.h"
 #include "core/rng.h"
@@ -63,6 +65,41 @@ struct nic_counters {
 
 /* Why a data packet was transmitted (mrc-monitor rtx_origin). */
 enum rtx_origin { RTX_NONE, RTX_TIMEOUT, RTX_NACK, RTX_SACK_GAP, RTX_REREQUEST };
+
+/* What the NIC keeps with a frame it sends, in struct pkt's engine field:
+ * never on the wire, read back when the frame leaves the port and by the
+ * monitor.  memcpy in and out: the field is bytes to everyone else. */
+struct nic_pkt_meta {
+	uint64_t seg_idx;   /* the sender's segment index (PSN before wrap) */
+	uint32_t src_qpn;   /* this NIC's own QP number */
+	uint16_t tx_count;  /* which transmission of its PSN (1 = first) */
+	uint8_t rtx_origin; /* enum rtx_origin: why this transmission happened */
+};
+_Static_assert(sizeof(struct nic_pkt_meta) <= sizeof(((struct pkt *)0)->engine),
+	       "struct nic_pkt_meta fits in struct pkt's engine field");
+
+static inline struct nic_pkt_meta nic_pkt_meta(const struct pkt *p)
+{
+	struct nic_pkt_meta m;
+
+	memcpy(&m, p->engine, sizeof m);
+	return m;
+}
+
+static inline void nic_pkt_meta_set(struct pkt *p, struct nic_pkt_meta m)
+{
+	memcpy(p->engine, &m, sizeof m);
+}
+
+/* The transmission a data packet is: its count and why (tx.c, recovery.c). */
+static inline void nic_pkt_transmission(struct pkt *p, uint16_t tx_count, enum rtx_origin why)
+{
+	struct nic_pkt_meta m = nic_pkt_meta(p);
+
+	m.tx_count = tx_count;
+	m.rtx_origin = (uint8_t)why;
+	nic_pkt_meta_set(p, m);
+}
 
 /* Sender-side state of one segment (seed: the QP's "record of the packets
  * it has sent and not yet seen acknowledged"). */

@@ -60,13 +60,14 @@ void nic_port_send(struct nic *nic, struct pkt *p, bool control, ps_t now)
 /* The sending side of the data packet p, when it is still open. */
 static struct nic_seg *seg_of(struct nic *nic, const struct pkt *p)
 {
-	struct nic_qp_send *sq = hmap_get(&nic->send_qps, p->src_qpn);
+	struct nic_pkt_meta m = nic_pkt_meta(p);
+	struct nic_qp_send *sq = hmap_get(&nic->send_qps, m.src_qpn);
 	struct nic_seg *s;
 
 	if (!sq || sq->error)
 		return NULL;
-	s = nic_seg(sq, p->seg_idx);
-	return s->idx == p->seg_idx ? s : NULL;
+	s = nic_seg(sq, m.seg_idx);
+	return s->idx == m.seg_idx ? s : NULL;
 }
 
 /* Seed, Egress buffer: the transmit pass tries again 15 ns after the data
@@ -86,19 +87,20 @@ static void release_data(struct nic *nic, uint32_t len, ps_t now)
 static void data_sent(struct nic *nic, struct pkt *p, ps_t now)
 {
 	struct nic_seg *s = seg_of(nic, p);
+	struct nic_pkt_meta m = nic_pkt_meta(p);
 
 	release_data(nic, wire_len(p), now);
 	nic->c.tx_data_pkts++;
 	nic->c.tx_data_bytes += p->payload_len;
 	if (p->flags & WIRE_BTH_A)
 		nic->c.tx_ar_pkts++;
-	if (!s || p->rtx_origin == RTX_REREQUEST)
+	if (!s || m.rtx_origin == RTX_REREQUEST)
 		return;
 	if (s->state == SEG_EGRESS) {
 		s->state = SEG_OUTSTANDING;
 		nic_timer_start(nic, s, now);
 	}
-	if (p->tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
+	if (m.tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
 		nic_send_complete(nic, s->sq, now);
 }
 
@@ -107,7 +109,7 @@ static void serialization_end(void *arg, ps_t now)
 	struct nic *nic = arg;
 	struct nic_port *port = &nic->port;
 	struct pkt *p = port->on_wire;
-	uint32_t qpn = p->src_qpn;
+	uint32_t qpn = nic_pkt_meta(p).src_qpn;
 
 	port->on_wire = NULL;
 	port->busy = false;
@@ -173,7 +175,7 @@ static void port_start(struct nic *nic, ps_t now)
 		struct nic_seg *s = seg_of(nic, p);
 		/* §12 rule 9: RTT is measured from the start of the packet's
 		 * last serialization. */
-		if (s && p->rtx_origin != RTX_REREQUEST)
+		if (s && nic_pkt_meta(p).rtx_origin != RTX_REREQUEST)
 			s->tx_start = now;
 	}
 	port->busy = true;

@@ -434,8 +434,7 @@ static void rerequest_check(void *arg, ps_t now)
 	if (!p)
 		return;
 	nic->egress_data_used += wire;
-	p->tx_count = s->tx_count;
-	p->rtx_origin = RTX_REREQUEST;
+	nic_pkt_transmission(p, s->tx_count, RTX_REREQUEST);
 	nic->c.completion_rerequests++;
 	nic_port_send(nic, p, false, now);
 }

@@ -223,8 +223,7 @@ static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct ni
 	p->dma_len = (uint32_t)sq->bytes;
 	p->payload_len = s->len;
 	p->built = now;
-	p->src_qpn = sq->qpn;
-	p->seg_idx = s->idx;
+	nic_pkt_meta_set(p, (struct nic_pkt_meta){.seg_idx = s->idx, .src_qpn = sq->qpn});
 	return p;
 }
 
@@ -251,7 +250,7 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 	if (window_nearly_full(nic, sq->group))
 		p->flags |= WIRE_BTH_A;
 	p->dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
-	p->tx_count = s->tx_count = 1;
+	nic_pkt_transmission(p, s->tx_count = 1, RTX_NONE);
 	s->state = SEG_EGRESS;
 	if (idx + 1 > sq->next_sent)
 		sq->next_sent = idx + 1;
@@ -336,8 +335,7 @@ static bool send_rtx(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	 * scheduled to send. */
 	s->inflight = true;
 	sq->group->inflight += nic_seg_nominal(nic, s->len);
-	p->tx_count = ++s->tx_count;
-	p->rtx_origin = s->rtx_origin;
+	nic_pkt_transmission(p, ++s->tx_count, s->rtx_origin);
 	s->state = SEG_EGRESS;
 	sq->retransmissions++;
 	nic->c.tx_retx_pkts++;

@@ -162,7 +162,6 @@ static struct pkt *data_pkt(struct rig *r, uint32_t dst, uint16_t sport, uint8_t
 	p->va = wire_va(1, 5 * 4096);
 	p->dma_len = 64 * 4096;
 	p->payload_len = 4096;
-	p->tx_count = 1;
 	return p;
 }
 

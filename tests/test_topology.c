@@ -146,14 +146,14 @@ static void test_two_hosts_links(void **state)
 	assert_int_equal(d[0].to_node, 1);
 	assert_int_equal(d[0].kind, DROP_DATA);
 	assert_int_equal(d[0].psn, 5);
-	assert_int_equal(d[0].tx, 1);
+	assert_int_equal(d[0].rtx, 0); /* tx=1: the first transmission */
 	assert_int_equal(d[0].msn, -1);
 	assert_int_equal(d[0].count, 1);
 	assert_int_equal(d[1].from_node, 1);
 	assert_int_equal(d[1].to_node, 0);
 	assert_int_equal(d[1].kind, DROP_ACK);
 	assert_int_equal(d[1].psn, 1023);
-	assert_int_equal(d[1].tx, -1);
+	assert_int_equal(d[1].rtx, -1);
 	assert_int_equal(d[1].count, -1);
 	assert_int_equal(d[2].kind, DROP_PROBE);
 	assert_int_equal(d[2].psn, -1);
@@ -515,7 +515,10 @@ static void test_drop_rules(void **state)
 	    {"h0>h0 data", "drop: FROM and TO are both h0"},
 	    {"h0>h1", "drop: '' is not a kind"},
 	    {"h0>h1 data psn=16777216", "drop: 'psn=16777216' is out of range"},
-	    {"h0>h1 data tx=0", "drop: 'tx=0' is out of range (allowed: tx=1..1000000)"},
+	    /* only what is on the wire: the retransmit flag, not the count */
+	    {"h0>h1 data tx=0", "drop: 'tx=0': which transmission a frame is does not travel"},
+	    {"h0>h1 data tx=2", "(allowed: tx=1, the first; rtx=1, any retransmission)"},
+	    {"h0>h1 data rtx=2", "drop: 'rtx=2' is out of range (allowed: rtx=0..1)"},
 	    {"h0>h1 data count=0", "or all"},
 	    {"h0>h1 data color=red", "drop: unknown option 'color=red'"},
 	};
@@ -529,9 +532,10 @@ static void test_drop_rules(void **state)
 		}
 	}
 	config_link_defaults(&l);
-	assert_true(topology_parse_drops(t, "h1>h0 nack msn=3, h0>h1 any, h0>h1 sack count=all", &l,
-					 err, sizeof err));
+	assert_true(topology_parse_drops(t, "h1>h0 nack msn=3, h0>h1 any rtx=1, h0>h1 sack count=all",
+					 &l, err, sizeof err));
 	assert_int_equal(l.ndrops, 3);
+	assert_int_equal(l.drops[1].rtx, 1);
 	assert_int_equal(l.drops[0].kind, DROP_NACK);
 	assert_int_equal(l.drops[0].msn, 3);
 	assert_int_equal(l.drops[1].kind, DROP_ANY);

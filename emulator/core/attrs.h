@@ -123,7 +123,8 @@ struct drop_rule {
 	int from_node, to_node; /* topology node indices */
 	enum drop_kind kind;
 	int64_t psn;            /* -1: any */
-	int64_t tx;             /* -1: any; 1 = first transmission */
+	int64_t rtx;            /* -1: any; 0: a first transmission, 1: a
+				 * retransmission (the BTH's retransmit flag) */
 	int64_t msn;            /* -1: any */
 	int64_t count;          /* frames to drop; -1 = all */
 };

@@ -66,7 +66,7 @@ static bool rule_matches(const struct link_end *l, const struct drop_rule *r, co
 		return false;
 	if (r->psn >= 0 && (uint32_t)r->psn != p->psn)
 		return false;
-	if (r->tx >= 0 && (uint64_t)r->tx != p->tx_count)
+	if (r->rtx >= 0 && r->rtx != !!(p->flags & WIRE_BTH_RTX))
 		return false;
 	if (r->msn >= 0 && (!wire_is_data(p) || (uint64_t)r->msn != p->msn))
 		return false;

@@ -1,6 +1,9 @@
 /* emulator/core/topology_drops.c — a link's `drop` rules (docs/topology.md):
- * FROM>TO KIND [psn=N] [tx=N] [msn=N] [count=N|all], separated by commas,
- * so a test can lose exactly the frames it names. */
+ * FROM>TO KIND [psn=N] [rtx=0|1] [msn=N] [count=N|all], separated by commas,
+ * so a test can lose exactly the frames it names.  A rule matches only what
+ * a frame carries on the wire: `tx=1` (the first transmission) is rtx=0;
+ * which later transmission a frame is never crosses a wire, so tx=2 and up
+ * are refused. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,12 +20,23 @@ static bool drop_option(const char *tok, struct drop_rule *r, char *why, size_t 
 		size_t off;
 	} opts[] = {
 	    {"psn", 0, 0xFFFFFF, offsetof(struct drop_rule, psn)},
-	    {"tx", 1, 1000000, offsetof(struct drop_rule, tx)},
+	    {"rtx", 0, 1, offsetof(struct drop_rule, rtx)},
 	    {"msn", 0, 0xFFFFFF, offsetof(struct drop_rule, msn)},
 	    {"count", 1, INT32_MAX, offsetof(struct drop_rule, count)},
 	};
 	const char *eq = strchr(tok, '=');
 
+	if (eq && eq - tok == 2 && !strncmp(tok, "tx", 2)) {
+		if (strcmp(eq + 1, "1")) {
+			snprintf(why, wlen,
+				 "'%s': which transmission a frame is does not travel on the wire "
+				 "(allowed: tx=1, the first; rtx=1, any retransmission)",
+				 tok);
+			return false;
+		}
+		r->rtx = 0;
+		return true;
+	}
 	for (size_t i = 0; eq && i < sizeof opts / sizeof opts[0]; i++) {
 		if (strlen(opts[i].name) != (size_t)(eq - tok) ||
 		    strncmp(tok, opts[i].name, (size_t)(eq - tok))) {
@@ -46,7 +60,8 @@ static bool drop_option(const char *tok, struct drop_rule *r, char *why, size_t 
 		*field = v;
 		return true;
 	}
-	snprintf(why, wlen, "unknown option '%s' (allowed: psn=N, tx=N, msn=N, count=N|all)", tok);
+	snprintf(why, wlen, "unknown option '%s' (allowed: psn=N, rtx=0|1, tx=1, msn=N, count=N|all)",
+		 tok);
 	return false;
 }
 
@@ -68,7 +83,7 @@ static bool drop_endpoint(const struct topology *t, const char *name, int *node,
 	return true;
 }
 
-/* One rule: FROM>TO KIND [psn=N] [tx=N] [msn=N] [count=N|all]. */
+/* One rule: FROM>TO KIND [psn=N] [rtx=0|1] [tx=1] [msn=N] [count=N|all]. */
 static bool parse_drop(const struct topology *t, char *text, struct drop_rule *r, char *why,
 		       size_t wlen)
 {

@@ -219,14 +219,15 @@ struct pkt {
 
 	/* metadata */
 	bool icrc;          /* the frame carries (or is to carry) a RoCEv2 ICRC */
-	uint16_t tx_count;  /* which transmission of its PSN (1 = first) */
 	uint64_t msg_offset; /* byte offset of the payload in its message */
 	ps_t built;         /* when the frame was built */
 	ps_t stamp;         /* virtual arrival from a trailer, 0 if none */
-	uint32_t src_qpn;   /* the sending NIC's own QP number */
-	uint64_t seg_idx;   /* the sender's segment index (PSN before wrap) */
-	uint8_t rtx_origin; /* why this transmission happened (nicd) */
 	struct pkt *next;   /* free list and queue link */
+	/* The bookkeeping of the engine that built the frame (the NIC's:
+	 * struct nic_pkt_meta, nicd/nic_impl.h).  It never crosses a wire and
+	 * no wire, link, switch or host code reads it: what those match on is
+	 * above (drop rules: PSN, opcode, flags, MSN).  Zero from pkt_get. */
+	_Alignas(8) unsigned char engine[16];
 };
 
 /* Kind of frame from its opcode; data includes trimmed packets. */

@@ -149,6 +149,24 @@ paced=$(( ${eff:-1000} * 10 ))
 note "default.ini at max: effective scale ${eff:-?}; paced run at $paced"
 run_case default-paced "$d" "$paced"
 
+# ---- 1b. an idle stretch: 5 ms with nothing to do jumps, not crawls --------
+# Two messages 5 ms apart: the fabric goes idle in between, and the launcher
+# grants the next event (docs/promises.md, Idle fabrics jump).  Crawling
+# there one lookahead (about 1 us) per round trip would take ten thousand
+# promise frames and more; the jump needs a few dozen.
+gap=$tmp/gap.ini
+sed "s/^name *=.*/name = ${emu}gap/; s|^file *=.*|file = gap.csv|" "$d" >"$gap"
+printf 'id,at,src,dst,bytes,after\n1,0ns,h0,h1,64KiB,\n2,5ms,h1,h0,64KiB,\n' >"$tmp/gap.csv"
+sim_of "$gap"
+start_ns=$(date +%s%N)
+run_case gap-max "$gap" max
+gap_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+gap_promises=$(sed -n 's/^promises: \([0-9]*\) frames sent.*/\1/p' "$tmp/gap-max.out")
+note "5 ms idle stretch at max: ${gap_ms} ms wall, ${gap_promises:-?} promise frames, $(sed -n 's/.* \([0-9]*\) idle grants$/\1/p' "$tmp/gap-max.out") grants"
+check gap-virtual-time grep -q '^virtual time: 5\.' "$tmp/gap-max.out"
+check gap-few-promises test "${gap_promises:-99999}" -lt 2000
+check gap-granted grep -qE ', [1-9][0-9]* idle grants$' "$tmp/gap-max.out"
+
 # ---- 2. leaf-spine: unequal delays, trims, NACKs, a dependency --------------
 ls=$(leafspine 12 ls12)
 sim_of "$ls"

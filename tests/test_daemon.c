@@ -190,9 +190,9 @@ static void feed(struct fixture *f, int port, uint32_t psn, ps_t stamp)
 static void promise(struct fixture *f, int port, ps_t p)
 {
 	uint8_t buf[WIRE_PROMISE_LEN], mac[6] = {2, 0, 0, 0, 0, 1};
+	struct wire_promise w = {.promise = p, .seq = f->seq[port]++};
 
-	daemon_frame_in(&f->d, port, buf, wire_promise_put(buf, mac, mac, p, f->seq[port]++),
-			f->clock);
+	daemon_frame_in(&f->d, port, buf, wire_promise_put(buf, mac, mac, &w), f->clock);
 }
 
 /* Both daemon-facing ports promise p. */
@@ -349,16 +349,15 @@ static void test_stamp_is_a_promise(void **state)
 static void test_promises_go_out_when_they_move(void **state)
 {
 	struct fixture *f = *state;
-	ps_t p;
-	uint32_t seq;
+	struct wire_promise w;
 
 	start(f);
 	assert_int_equal(f->d.ports[0].promises_tx, 1);
 	assert_int_equal(f->d.ports[1].promises_tx, 1);
 	assert_int_equal(f->d.ports[2].promises_tx, 0);
-	assert_true(wire_promise_get(f->d.scratch, WIRE_PROMISE_LEN, &p, &seq));
-	assert_int_equal(p, 1 * US);
-	assert_int_equal(seq, 0);
+	assert_true(wire_promise_get(f->d.scratch, WIRE_PROMISE_LEN, &w));
+	assert_int_equal(w.promise, 1 * US);
+	assert_int_equal(w.seq, 0);
 	at(f, wall(f, 0));
 	assert_int_equal(f->d.ports[0].promises_tx, 1);
 	promise_all(f, 3 * US);
@@ -593,9 +592,9 @@ static void test_cmd_parse_refuses_with_a_reason(void **state)
 	(void)state;
 	assert_refused("", "empty command");
 	assert_refused("frob", "unknown command 'frob' (allowed: status, start, stats, post, "
-			       "port, stop)");
+			       "port, grant, stop)");
 	assert_refused("status now", "usage: status");
-	assert_refused("start 5", "usage: start EPOCH_NS SCALE");
+	assert_refused("start 5", "usage: start EPOCH_NS SCALE|max [conducted]");
 	assert_refused("start -5 1", "start: epoch '-5' is not a CLOCK_MONOTONIC time in ns");
 	assert_refused("start 5 0", "start: scale '0' is not a whole number >= 1 or max");
 	assert_refused("start 5 2x", "start: scale '2x' is not a whole number >= 1 or max");
@@ -625,7 +624,8 @@ static void test_commands(void **state)
 
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
-				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0");
+				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 "
+				   "next_ps=18446744073709551615 links=0:0,0:0,0:0");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
@@ -633,7 +633,8 @@ static void test_commands(void **state)
 	f->clock = EPOCH + 5000; /* 5 ns of virtual time */
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
-				   "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0");
+				   "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=1 "
+				   "next_ps=18446744073709551615 links=1:0,1:0,0:0");
 	/* A command takes effect at min(S, next event), here once the ports
 	 * have promised past the clock (docs/promises.md). */
 	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));

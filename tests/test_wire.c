@@ -840,28 +840,32 @@ static void test_trailer(void **state)
  * big-endian; nothing else is one. */
 static void test_promise_frame(void **state)
 {
-	static const uint8_t want[] = {
+	static const uint8_t bytes[] = {
 	    0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
 	    0x88, 0xB5, 'M',  'R',  'P',  '1',  0x00, 0x00, 0x00, 0x01, 0x02, 0x03,
-	    0x04, 0x05, 0x00, 0x00, 0x00, 0x2A};
+	    0x04, 0x05, 0x00, 0x00, 0x00, 0x2A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	    0x12, 0x34};
 	uint8_t a[6] = {2, 0, 0, 0, 0, 1}, b[6] = {2, 0, 0, 0, 0, 2}, f[WIRE_PROMISE_LEN];
-	ps_t p;
-	uint32_t seq;
+	struct wire_promise w = {.promise = 0x0102030405ULL, .want = 0x1234, .seq = 42}, r;
 
 	(void)state;
-	assert_int_equal(wire_promise_put(f, b, a, 0x0102030405ULL, 42), 60);
-	assert_memory_equal(f, want, sizeof(want));
-	for (size_t i = sizeof(want); i < sizeof(f); i++)
+	assert_int_equal(wire_promise_put(f, b, a, &w), 60);
+	assert_memory_equal(f, bytes, sizeof(bytes));
+	for (size_t i = sizeof(bytes); i < sizeof(f); i++)
 		assert_int_equal(f[i], 0);
-	assert_true(wire_promise_get(f, sizeof(f), &p, &seq));
-	assert_int_equal(p, 0x0102030405ULL);
-	assert_int_equal(seq, 42);
-	assert_false(wire_promise_get(f, 29, &p, &seq));
+	assert_true(wire_promise_get(f, sizeof(f), &r));
+	assert_int_equal(r.promise, 0x0102030405ULL);
+	assert_int_equal(r.seq, 42);
+	assert_int_equal(r.want, 0x1234);
+	/* The first version's 16 bytes: no want. */
+	assert_true(wire_promise_get(f, 30, &r));
+	assert_int_equal(r.want, 0);
+	assert_false(wire_promise_get(f, 29, &r));
 	f[17] = '2';
-	assert_false(wire_promise_get(f, sizeof(f), &p, &seq));
+	assert_false(wire_promise_get(f, sizeof(f), &r));
 	f[17] = '1';
 	f[13] = 0xB6;
-	assert_false(wire_promise_get(f, sizeof(f), &p, &seq));
+	assert_false(wire_promise_get(f, sizeof(f), &r));
 }
 
 static void test_names(void **state)

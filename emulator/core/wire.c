@@ -670,26 +670,28 @@ bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival, uint32_t 
 	return true;
 }
 
-size_t wire_promise_put(uint8_t *frame, const uint8_t dst[6], const uint8_t src[6], ps_t promise,
-			uint32_t seq)
+size_t wire_promise_put(uint8_t *frame, const uint8_t dst[6], const uint8_t src[6],
+			const struct wire_promise *p)
 {
 	memset(frame, 0, WIRE_PROMISE_LEN);
 	memcpy(frame, dst, 6);
 	memcpy(frame + 6, src, 6);
 	put16(frame + 12, WIRE_ETHERTYPE_PROMISE);
 	memcpy(frame + WIRE_ETH_LEN, "MRP1", 4);
-	put64(frame + WIRE_ETH_LEN + 4, promise);
-	put32(frame + WIRE_ETH_LEN + 12, seq);
+	put64(frame + WIRE_ETH_LEN + 4, p->promise);
+	put32(frame + WIRE_ETH_LEN + 12, p->seq);
+	put64(frame + WIRE_ETH_LEN + 16, p->want);
 	return WIRE_PROMISE_LEN;
 }
 
-bool wire_promise_get(const uint8_t *frame, size_t len, ps_t *promise, uint32_t *seq)
+bool wire_promise_get(const uint8_t *frame, size_t len, struct wire_promise *p)
 {
 	if (len < WIRE_ETH_LEN + 16 || get16(frame + 12) != WIRE_ETHERTYPE_PROMISE ||
 	    memcmp(frame + WIRE_ETH_LEN, "MRP1", 4))
 		return false;
-	*promise = get64(frame + WIRE_ETH_LEN + 4);
-	*seq = get32(frame + WIRE_ETH_LEN + 12);
+	p->promise = get64(frame + WIRE_ETH_LEN + 4);
+	p->seq = get32(frame + WIRE_ETH_LEN + 12);
+	p->want = len >= WIRE_ETH_LEN + 24 ? get64(frame + WIRE_ETH_LEN + 16) : 0;
 	return true;
 }
 

@@ -138,20 +138,24 @@ static bool sequence_ok(struct daemon *d, struct daemon_port *port, uint32_t seq
 	return false;
 }
 
-/* A promise frame moves the port's promise; one going backwards breaks the
- * protocol. */
-static void promise_in(struct daemon *d, struct daemon_port *port, ps_t promise, uint32_t seq)
+/* A promise frame moves the port's promise and tells what the peer wants;
+ * one going back on the peer's own promise breaks the protocol (a grant may
+ * have put promise_in above it: that is no fault). */
+static void promise_in(struct daemon *d, struct daemon_port *port, const struct wire_promise *w)
 {
 	port->promises_rx++;
-	if (!sequence_ok(d, port, seq))
+	if (!sequence_ok(d, port, w->seq))
 		return;
-	if (promise < port->promise_in) {
+	if (w->promise < port->promise_peer) {
 		fault(d, FAULT_PROMISE_BACKWARDS, "port %d (from %s): promise %llu ps after %llu ps",
-		      port->index, d->t->nodes[port->peer].name, (unsigned long long)promise,
-		      (unsigned long long)port->promise_in);
+		      port->index, d->t->nodes[port->peer].name, (unsigned long long)w->promise,
+		      (unsigned long long)port->promise_peer);
 		return;
 	}
-	port->promise_in = promise;
+	port->promise_peer = w->promise;
+	port->want_in = w->want;
+	if (w->promise > port->promise_in)
+		port->promise_in = w->promise;
 }
 
 /* A stamped frame at t is also a promise: the link's next frame arrives no
@@ -160,14 +164,16 @@ static bool stamp_in(struct daemon *d, struct daemon_port *port, ps_t stamp, uin
 {
 	if (!sequence_ok(d, port, seq))
 		return false;
-	if (stamp < port->promise_in) {
+	if (stamp < port->promise_peer) {
 		fault(d, FAULT_STAMP_BELOW_PROMISE,
 		      "port %d (from %s): a frame stamped %llu ps after a promise of %llu ps",
 		      port->index, d->t->nodes[port->peer].name, (unsigned long long)stamp,
-		      (unsigned long long)port->promise_in);
+		      (unsigned long long)port->promise_peer);
 		return false;
 	}
-	port->promise_in = stamp + port->ser_min;
+	port->promise_peer = stamp + port->ser_min;
+	if (port->promise_peer > port->promise_in)
+		port->promise_in = port->promise_peer;
 	return true;
 }
 
@@ -177,13 +183,14 @@ void daemon_frame_in(struct daemon *d, int port_index, const uint8_t *frame, siz
 	struct daemon_port *port = &d->ports[port_index];
 	struct pkt *p;
 	struct daemon_rx *s;
-	ps_t when, now = events_now(d->q), promise;
+	ps_t when, now = events_now(d->q);
+	struct wire_promise w;
 	uint32_t seq;
 
 	if (d->state == DAEMON_STOPPING)
 		return;
-	if (port->stamped && wire_promise_get(frame, len, &promise, &seq)) {
-		promise_in(d, port, promise, seq);
+	if (port->stamped && wire_promise_get(frame, len, &w)) {
+		promise_in(d, port, &w);
 		return;
 	}
 	d->frames++;
@@ -393,20 +400,62 @@ static ps_t floor_at(const struct daemon *d, uint64_t mono)
 static void send_promise(struct daemon *d, struct daemon_port *port, ps_t promise)
 {
 	uint8_t *buf = port->io ? port_tx_buf(port->io) : d->scratch;
-	size_t n = wire_promise_put(buf, d->t->nodes[port->peer].mac, d->me->mac, promise,
-				    port->tx_link_seq++);
+	struct wire_promise w = {.promise = promise, .want = d->want, .seq = port->tx_link_seq++};
+	size_t n = wire_promise_put(buf, d->t->nodes[port->peer].mac, d->me->mac, &w);
 
 	port->promised = promise;
+	port->want_sent = d->want;
 	port->promises_tx++;
 	if (port->io)
 		port_tx_commit(port->io, n);
 }
 
+/* A link's lookahead: a minimum frame's serialization and the delay. */
+static ps_t lookahead(const struct daemon *d, int i)
+{
+	return d->links[i].delay + d->ports[i].ser_min;
+}
+
+/* What the daemon needs its promises above (docs/promises.md, Idle fabrics
+ * jump): its next event, when it may run it and it is near enough to crawl
+ * to (a far one waits for a grant: the fabric jumps); and what each peer
+ * wants, less the link's lookahead (our promise there must pass it). */
+static ps_t want_of(const struct daemon *d)
+{
+	ps_t next = events_next(d->q), w = 0;
+
+	if (next != PS_NEVER && next >= d->safe && next - d->safe < DAEMON_CRAWL_LOOKAHEADS * d->tick &&
+	    daemon_may_run(d, next))
+		w = next;
+	for (int i = 0; i < d->nports; i++) {
+		ps_t la = lookahead(d, i);
+		if (d->ports[i].stamped && d->ports[i].want_in > la && d->ports[i].want_in - la > w)
+			w = d->ports[i].want_in - la;
+	}
+	return w;
+}
+
+/* Whether a conducted daemon sends on port: its promise moved and the peer
+ * wants it (up to a few lookaheads past its want, so a busy peer need not
+ * ask each time), or our want went up while the peer holds us back. */
+static bool promise_due(const struct daemon *d, const struct daemon_port *port, ps_t p)
+{
+	ps_t horizon = DAEMON_WANT_LOOKAHEADS * lookahead(d, port->index);
+
+	if (!d->conducted)
+		return p > port->promised;
+	if (p > port->promised && port->promised < port->want_in + horizon)
+		return true;
+	return d->want > port->want_sent && port->promise_in <= d->want;
+}
+
 /* On each port to a daemon, the least arrival of anything still to come,
- * sent only when it moves the peer forward. */
+ * sent only when it moves the peer forward (and, conducted, when wanted). */
 static void send_promises(struct daemon *d, uint64_t mono)
 {
 	d->floor = floor_at(d, mono);
+	if (d->conducted)
+		d->want = want_of(d);
 	for (int i = 0; i < d->nports; i++) {
 		struct daemon_port *port = &d->ports[i];
 		ps_t p;
@@ -414,8 +463,8 @@ static void send_promises(struct daemon *d, uint64_t mono)
 			continue;
 		p = d->eng.tx_floor ? d->eng.tx_floor(d->eng.ctx, i, d->floor)
 				    : d->floor + d->links[i].delay;
-		if (p > port->promised)
-			send_promise(d, port, p);
+		if (promise_due(d, port, p))
+			send_promise(d, port, p > port->promised ? p : port->promised);
 	}
 }
 
@@ -437,6 +486,19 @@ ps_t daemon_cmd_time(const struct daemon *d)
 	return t < events_now(d->q) ? events_now(d->q) : t;
 }
 
+bool daemon_may_run(const struct daemon *d, ps_t t)
+{
+	struct daemon_progress pr = {0};
+
+	if (!d->conducted || d->pool.in_use)
+		return true;
+	if (d->eng.progress)
+		d->eng.progress(d->eng.ctx, &pr);
+	if (pr.sends_finished < pr.sends || pr.receives_done < pr.receives)
+		return true;
+	return t < d->end_known || t < d->busy_until || t < pr.last_done;
+}
+
 /* Run, in order, each event before the safe time whose wall time (with a
  * scale) is at or before mono: the instant before the ports were last
  * drained, so no frame that had arrived by then is missing from the queue. */
@@ -448,6 +510,8 @@ static uint64_t run_due(struct daemon *d, uint64_t mono)
 
 	while (d->state == DAEMON_RUNNING && (t = events_next(d->q)) < d->safe) {
 		if (!d->max && (due = vclock_wall_ns(&d->vc, t)) > mono)
+			break;
+		if (!daemon_may_run(d, t))
 			break;
 		/* A daemon with much to do still returns to its loop every
 		 * slice, to read its ports and answer its control socket. */
@@ -497,8 +561,12 @@ static uint64_t next_wake(const struct daemon *d)
 	ps_t next = events_next(d->q), s = d->safe, la = min_lookahead(d), ext = PS_NEVER;
 	uint64_t at = 0;
 
-	if (d->max || d->state != DAEMON_RUNNING)
+	if (d->state != DAEMON_RUNNING)
 		return 0;
+	/* At max only frames wake the daemon, unless an advance gave the loop
+	 * back with events still to run: then at once. */
+	if (d->max)
+		return next < s && daemon_may_run(d, next) ? 1 : 0;
 	for (int i = 0; i < d->nports; i++)
 		if (!d->ports[i].stamped && d->ports[i].promise_in < ext)
 			ext = d->ports[i].promise_in;
@@ -602,6 +670,31 @@ void daemon_advance(struct daemon *d)
 	arm_timer(d);
 }
 
+bool daemon_grant(struct daemon *d, ps_t g, char *err, size_t errlen)
+{
+	if (!d->conducted || d->state != DAEMON_RUNNING) {
+		snprintf(err, errlen, "grant: only a running max run conducted by its launcher");
+		return false;
+	}
+	/* Nothing is in flight and no event anywhere is before g: whatever
+	 * comes is sent at g or later and arrives a link delay (> 0) after. */
+	for (int i = 0; i < d->nports; i++)
+		if (d->ports[i].stamped && d->ports[i].promise_in <= g)
+			d->ports[i].promise_in = g + 1;
+	if (d->end_known <= g)
+		d->end_known = g + 1;
+	d->grants++;
+	daemon_advance(d);
+	return true;
+}
+
+bool daemon_idle(const struct daemon *d)
+{
+	ps_t next = events_next(d->q);
+
+	return d->state == DAEMON_RUNNING && !(next < d->safe && daemon_may_run(d, next));
+}
+
 bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err, size_t errlen)
 {
 	if (d->state != DAEMON_WAITING) {
@@ -653,7 +746,7 @@ static void timer_cb(struct ev_loop *loop, ev_io *w, int revents)
 	(void)loop;
 	(void)revents;
 	/* No read(): arm_timer's timerfd_settime clears the expiration. */
-	if (d->armed_ns)
+	if (d->armed_ns && !d->max)
 		daemon_hist_add(&d->wake, (int64_t)(d->clock_ns(d->clock_ctx) - d->armed_ns));
 	d->timer_fired = true;
 	d->wakes_timer++;

@@ -85,11 +85,13 @@ uint64_t daemon_hist_pct(const struct daemon_hist *h, unsigned pct);
 #define DAEMON_CTL_LINE	 512  /* longest command line accepted */
 #define DAEMON_REPLY_MAX 8192 /* longest reply (stats lists every counter) */
 
-enum daemon_cmd_kind { CMD_STATUS, CMD_START, CMD_STATS, CMD_POST, CMD_PORT, CMD_STOP };
+enum daemon_cmd_kind { CMD_STATUS, CMD_START, CMD_STATS, CMD_POST, CMD_PORT, CMD_GRANT, CMD_STOP };
 
 struct daemon_cmd {
 	enum daemon_cmd_kind kind;
 	uint64_t epoch_ns, scale; /* start (scale 0: max) */
+	bool conducted;		  /* start: `run`'s launcher grants and ends (max only) */
+	ps_t grant;		  /* grant: every event up to it may run */
 	ps_t end;		  /* stop: T_end, 0 when not given */
 	char dst[TOPO_NAME_MAX];  /* post */
 	uint64_t bytes;		  /* post */
@@ -149,6 +151,13 @@ extern const char DAEMON_LATENESS_HEADER[];
 /* Packets per slab of the pool, and so received-frame slots per slab. */
 #define DAEMON_RX_SLAB 1024
 
+/* A conducted daemon wants promises for its next event only when it is
+ * within this many promise ticks (half lookaheads) of its safe time;
+ * farther, the fabric goes idle and the launcher grants it.  Its peers
+ * promise up to this many lookaheads past what it wants. */
+#define DAEMON_CRAWL_LOOKAHEADS 64
+#define DAEMON_WANT_LOOKAHEADS	8
+
 /* SCHED_FIFO priority of a paced daemon's loop, when the system allows it
  * (never at scale max, where no wake-up has a deadline). */
 #define DAEMON_RT_PRIORITY 10
@@ -168,7 +177,10 @@ struct daemon_port {
 	uint32_t rx_id;	 /* receiving port of rule 16: node x 64 + port */
 	uint64_t rx_seq; /* frames received: the link's frame sequence */
 	/* promises (docs/promises.md) */
-	ps_t promise_in;	 /* the peer's latest promise (or a stamp's) */
+	ps_t promise_in;	 /* the least arrival still possible here (promises, grants) */
+	ps_t promise_peer;	 /* the peer's own latest promise (or a stamp's) */
+	ps_t want_in;		 /* the peer's latest want (0: none) */
+	ps_t want_sent;		 /* ours, as last sent to the peer */
 	ps_t promised;		 /* ours to the peer, sent or implied by a stamp */
 	ps_t ser_min;		 /* a minimum frame at the link's rate */
 	uint32_t tx_link_seq;	 /* sequence number of the next frame we send */
@@ -221,6 +233,14 @@ struct daemon {
 	/* promises: the safe time and the floor of the last promises sent
 	 * (every event before it has run; docs/promises.md) */
 	bool max; /* scale "max": no pacing */
+	/* A max run conducted by `run`'s launcher (docs/promises.md, Idle
+	 * fabrics jump): promises go only where they are wanted, an idle
+	 * fabric waits for a grant, and a quiet daemon runs no event at or
+	 * after what it knows of T_end (end_known), so none runs past T_end. */
+	bool conducted;
+	ps_t want;	 /* what this daemon needs its promises above (0: nothing) */
+	ps_t end_known; /* T_end is above this: from grants */
+	uint64_t grants;
 	ps_t safe, floor;
 	ps_t tick; /* a paced floor moves by this much: half the least lookahead */
 	/* One end (docs/promises.md): the last instant a frame was in flight to
@@ -286,6 +306,21 @@ int daemon_run(struct daemon *d);
 /* `start EPOCH SCALE`: the clock and the engine's workload; scale 0 is
  * "max" (no pacing). */
 bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err, size_t errlen);
+
+/* `grant G`: the launcher saw every daemon idle with nothing in flight and
+ * G the earliest event of any: every arrival still to come is above G, and
+ * every event up to G may run (docs/promises.md, Idle fabrics jump). */
+bool daemon_grant(struct daemon *d, ps_t g, char *err, size_t errlen);
+
+/* Whether the daemon may run an event at t now that it is safe: always,
+ * unless conducted, holding no frame, with no message of its own open and
+ * t not before anything it knows T_end is above (docs/promises.md, One
+ * end): `mrcemu sim` stops at T_end, so no event after it may run. */
+bool daemon_may_run(const struct daemon *d, ps_t t);
+
+/* Whether the daemon can do nothing more until a frame or a grant comes:
+ * no event it may run, every due promise sent. */
+bool daemon_idle(const struct daemon *d);
 
 /* Execute one control line; reply gets the whole reply line ("ok ..." or
  * "error ..."), no newline. */

@@ -48,9 +48,12 @@ static bool want(int n, int args, const char *usage, char *err, size_t errlen)
 	return false;
 }
 
+/* start EPOCH SCALE, or start EPOCH max [conducted]: `run`'s launcher
+ * conducts a max run (docs/promises.md, Idle fabrics jump). */
 static bool parse_start(char **w, int n, struct daemon_cmd *c, char *err, size_t errlen)
 {
-	if (!want(n, 2, "start EPOCH_NS SCALE", err, errlen))
+	c->conducted = n == 4 && !strcmp(w[2], "max") && !strcmp(w[3], "conducted");
+	if (!c->conducted && !want(n, 2, "start EPOCH_NS SCALE|max [conducted]", err, errlen))
 		return false;
 	if (!parse_u64(w[1], &c->epoch_ns) || !c->epoch_ns) {
 		snprintf(err, errlen, "start: epoch '%s' is not a CLOCK_MONOTONIC time in ns",
@@ -141,6 +144,13 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 						    : CMD_STATS;
 		return want(n, 0, w[0], err, errlen);
 	}
+	if (!strcmp(w[0], "grant") && n == 2) {
+		c->kind = CMD_GRANT;
+		if (parse_u64(w[1], &c->grant))
+			return true;
+		snprintf(err, errlen, "grant: '%.40s' is not a virtual time in ps", w[1]);
+		return false;
+	}
 	if (!strcmp(w[0], "start")) {
 		c->kind = CMD_START;
 		return parse_start(w, n, c, err, errlen);
@@ -155,7 +165,7 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 	}
 	snprintf(err, errlen,
 		 "unknown command '%.40s' (allowed: status, start, stats, post, port, "
-		 "stop)",
+		 "grant, stop)",
 		 w[0]);
 	return false;
 }
@@ -167,21 +177,36 @@ static const char *state_name(enum daemon_state s)
 	return s == DAEMON_WAITING ? "waiting" : s == DAEMON_RUNNING ? "running" : "stopping";
 }
 
+/* " links=TX:RX,...": frames (stamped and promise) sent and received on
+ * each port's link, for the launcher to see that nothing is in flight. */
+static void status_links(const struct daemon *d, char *at, size_t len)
+{
+	int n = snprintf(at, len, " links=");
+
+	for (int i = 0; i < d->nports && n > 0 && (size_t)n < len; i++)
+		n += snprintf(at + n, len - (size_t)n, "%s%u:%u", i ? "," : "",
+			      d->ports[i].tx_link_seq, d->ports[i].rx_link_seq);
+}
+
 static void status(struct daemon *d, char *reply, size_t len)
 {
 	struct daemon_progress pr = {0};
+	int n;
 
 	if (d->eng.progress)
 		d->eng.progress(d->eng.ctx, &pr);
-	snprintf(reply, len,
-		 "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
-		 "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu",
-		 state_name(d->state), (unsigned long long)daemon_vnow(d),
-		 (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
-		 (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
-		 (unsigned long long)d->violations, (unsigned long long)d->late.max,
-		 (unsigned long long)d->floor, (unsigned long long)d->busy_until,
-		 (unsigned long long)pr.last_done);
+	n = snprintf(reply, len,
+		     "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
+		     "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu idle=%d next_ps=%llu",
+		     state_name(d->state), (unsigned long long)daemon_vnow(d),
+		     (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
+		     (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
+		     (unsigned long long)d->violations, (unsigned long long)d->late.max,
+		     (unsigned long long)d->floor, (unsigned long long)d->busy_until,
+		     (unsigned long long)pr.last_done, daemon_idle(d),
+		     (unsigned long long)events_next(d->q));
+	if (n > 0 && (size_t)n < len)
+		status_links(d, reply + n, len - (size_t)n);
 }
 
 static void engine_command(struct daemon *d, const struct daemon_cmd *c, char *reply, size_t len)
@@ -264,7 +289,15 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 	case CMD_STATUS:
 		status(d, reply, len);
 		return;
+	case CMD_GRANT:
+		if (daemon_grant(d, c.grant, err, sizeof(err)))
+			snprintf(reply, len, "ok");
+		else
+			snprintf(reply, len, "error %s", err);
+		return;
 	case CMD_START:
+		if (d->state == DAEMON_WAITING)
+			d->conducted = c.conducted && !c.scale;
 		if (daemon_start(d, c.epoch_ns, c.scale, err, sizeof(err)))
 			snprintf(reply, len, "ok");
 		else

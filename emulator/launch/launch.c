@@ -32,6 +32,7 @@
 #define TERM_TIMEOUT_MS	    3000  /* after SIGTERM, before SIGKILL */
 #define SILENT_TIMEOUT_MS   30000 /* a running daemon that answers nothing */
 #define POLL_MS		    20	  /* status polls while running */
+#define QUIET_POLL_MS	    1	  /* ... while every daemon was idle (max) */
 #define CTL_TIMEOUT_MS	    2000
 
 struct daemon {
@@ -47,6 +48,12 @@ struct daemon {
 	char state[16];
 	uint64_t vt, sends, sends_total, receives, receives_total, violations, late_max_ns;
 	uint64_t floor, busy, done; /* docs/promises.md, One end */
+	/* docs/promises.md, Idle fabrics jump: whether it can do nothing until
+	 * a frame or a grant comes, its next event, and per port the frames
+	 * it sent and received on the link */
+	bool idle;
+	uint64_t next;
+	uint32_t link_tx[TOPO_MAX_PORTS], link_rx[TOPO_MAX_PORTS];
 };
 
 struct launch {
@@ -62,6 +69,11 @@ struct launch {
 	const char *const *sets; /* --set, passed on to every daemon */
 	int nsets;
 	bool max; /* --scale max */
+	/* A max run is conducted (docs/promises.md, Idle fabrics jump): the
+	 * last round of `status` saw every daemon idle and nothing in flight,
+	 * with this sum of link counts; every daemon answered it. */
+	bool quiet, round_ok;
+	uint64_t quiet_sum, grants;
 	uint64_t started_ns, run_ns; /* daemons started; wall time to the end */
 	ps_t end;		     /* T_end, once the workload is done */
 	ps_t until;
@@ -740,6 +752,30 @@ static bool reply_fraction(const char *reply, const char *key, uint64_t *a, uint
 	return !errno && !*end;
 }
 
+/* idle=, next_ps= and links=TX:RX,... of a `status` reply. */
+static void status_links(struct daemon *d, const char *reply)
+{
+	char text[TOPO_MAX_PORTS * 24], *at = text, *end;
+	uint64_t idle = 0;
+
+	d->idle = launch_reply_u64(reply, "idle", &idle) && idle;
+	if (!launch_reply_u64(reply, "next_ps", &d->next))
+		d->next = PS_NEVER;
+	memset(d->link_tx, 0, sizeof(d->link_tx));
+	memset(d->link_rx, 0, sizeof(d->link_rx));
+	if (!launch_reply_str(reply, "links", text, sizeof(text)))
+		return;
+	for (int i = 0; i < TOPO_MAX_PORTS && *at; i++) {
+		d->link_tx[i] = (uint32_t)strtoul(at, &end, 10);
+		if (*end != ':')
+			return;
+		d->link_rx[i] = (uint32_t)strtoul(end + 1, &end, 10);
+		if (*end != ',')
+			return;
+		at = end + 1;
+	}
+}
+
 /* A `status` reply into d; false if it is not one. */
 static bool status_parse(struct daemon *d, const char *reply)
 {
@@ -752,6 +788,7 @@ static bool status_parse(struct daemon *d, const char *reply)
 	launch_reply_u64(reply, "floor_ps", &d->floor);
 	launch_reply_u64(reply, "busy_ps", &d->busy);
 	launch_reply_u64(reply, "done_ps", &d->done);
+	status_links(d, reply);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
 		       reply_fraction(reply, "receives", &d->receives, &d->receives_total);
@@ -819,8 +856,9 @@ static int daemons_start(struct launch *l)
 	/* At max nothing is paced: the epoch only names the start. */
 	l->clock.epoch_ns = launch_mono_ns() +
 			    (l->max ? 0 : LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS);
-	if (l->max)
-		snprintf(cmd, sizeof(cmd), "start %llu max", (unsigned long long)l->clock.epoch_ns);
+	if (l->max) /* `run` conducts; `up` leaves its daemons alone */
+		snprintf(cmd, sizeof(cmd), "start %llu max%s", (unsigned long long)l->clock.epoch_ns,
+			 l->detach ? "" : " conducted");
 	else
 		snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)l->clock.epoch_ns,
 			 (unsigned long long)l->clock.scale);
@@ -898,10 +936,12 @@ static int status_all(struct launch *l, uint64_t now)
 {
 	char reply[LAUNCH_REPLY_MAX];
 
+	l->round_ok = true;
 	for (int i = 0; i < l->t->nnodes; i++) {
 		struct daemon *d = &l->d[i];
 		if (d->pid <= 0 || status_poll(l, i, reply, sizeof(reply)))
 			continue;
+		l->round_ok = false;
 		/* A busy daemon may miss a poll; one silent this long is stuck. */
 		if (now > d->answered_ns + SILENT_TIMEOUT_MS * 1000000ULL) {
 			report_daemon(l, i, "has not answered `status` for 30 s");
@@ -937,6 +977,140 @@ static ps_t end_find(struct launch *l)
 	}
 }
 
+/* Every daemon idle and every link's counts the same at both ends (nothing
+ * in flight); the sum of all counts, which only grow, in *sum. */
+static bool fabric_quiet(const struct launch *l, uint64_t *sum)
+{
+	*sum = 0;
+	if (!l->round_ok)
+		return false;
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		const struct topo_node *n = &l->t->nodes[i];
+		if (d->pid <= 0)
+			continue;
+		if (!d->idle)
+			return false;
+		for (int p = 0; p < n->nports; p++) {
+			const struct daemon *peer = &l->d[n->ports[p].peer];
+			if (peer->pid > 0 && d->link_tx[p] != peer->link_rx[n->ports[p].peer_port])
+				return false;
+			*sum += (uint64_t)d->link_tx[p] + d->link_rx[p];
+		}
+	}
+	return true;
+}
+
+static int grant_all(struct launch *l, ps_t g)
+{
+	char cmd[64], reply[LAUNCH_REPLY_MAX];
+
+	snprintf(cmd, sizeof(cmd), "grant %llu", (unsigned long long)g);
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 &&
+		    (!launch_ctl_send(l->d[i].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		     strncmp(reply, "ok", 2)))
+			return fail(l, "daemon %s: `%s`: %s", l->t->nodes[i].name, cmd, reply);
+	l->grants++;
+	l->quiet = false;
+	return 0;
+}
+
+enum conduct { CONDUCT_ON, CONDUCT_END, CONDUCT_UNTIL, CONDUCT_FAILED };
+
+/* docs/promises.md, Idle fabrics jump: when two rounds of `status` in a row
+ * find the fabric quiet and unchanged, nothing more happens until a grant.
+ * With the workload done and no event left before max(done, busy), that
+ * is T_end and the run is over; otherwise every daemon is granted the
+ * earliest next event of any. */
+static enum conduct conduct(struct launch *l)
+{
+	uint64_t sum;
+	bool quiet = fabric_quiet(l, &sum), stable = quiet && l->quiet && sum == l->quiet_sum;
+	ps_t end = 0, g = PS_NEVER;
+
+	l->quiet = quiet;
+	l->quiet_sum = sum;
+	if (!stable)
+		return CONDUCT_ON;
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (d->pid <= 0)
+			continue;
+		end = d->done > end ? d->done : end;
+		end = d->busy > end ? d->busy : end;
+		g = d->next < g ? d->next : g;
+	}
+	if (workload_done(l) && g >= end) {
+		l->end = end;
+		return CONDUCT_END;
+	}
+	if (l->until && g >= l->until)
+		return CONDUCT_UNTIL;
+	if (g == PS_NEVER) {
+		fail(l, "no daemon has an event left, yet messages are still open");
+		return CONDUCT_FAILED;
+	}
+	return grant_all(l, g) ? CONDUCT_FAILED : CONDUCT_ON;
+}
+
+/* The workload is done and every floor has passed max(done, busy): that is
+ * T_end (docs/promises.md, One end). */
+static bool end_passed(struct launch *l)
+{
+	ps_t end = 0, floor = PS_NEVER;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (d->pid <= 0)
+			continue;
+		end = d->done > end ? d->done : end;
+		end = d->busy > end ? d->busy : end;
+		floor = d->floor < floor ? d->floor : floor;
+	}
+	if (floor <= end)
+		return false;
+	l->end = end;
+	return true;
+}
+
+/* A max run, conducted: until T_end, `until` or a failure. */
+static int follow_max(struct launch *l)
+{
+	uint64_t next_progress = 0, now;
+
+	for (;;) {
+		if (signals_wait(l, l->quiet ? QUIET_POLL_MS : POLL_MS) || died_early(l))
+			return 1;
+		now = launch_mono_ns();
+		if (status_all(l, now))
+			return 1;
+		if (l->progress && now >= next_progress) {
+			progress_line(l, now);
+			next_progress = now + 200000000ULL;
+		}
+		if (workload_done(l) && !l->run_ns)
+			l->run_ns = now - l->started_ns;
+		if (l->round_ok && workload_done(l) && end_passed(l))
+			return 0;
+		if (l->until && virtual_now(l, now) >= l->until && !workload_done(l))
+			break;
+		switch (conduct(l)) {
+		case CONDUCT_ON:
+			continue;
+		case CONDUCT_END:
+			return 0;
+		case CONDUCT_UNTIL:
+			break;
+		case CONDUCT_FAILED:
+			return 1;
+		}
+		break;
+	}
+	l->run_ns = launch_mono_ns() - l->started_ns;
+	return 0;
+}
+
 /* Until the workload is done (every NIC: sends finished and receives done)
  * or `until` passes, or a daemon dies, or a signal comes. */
 static int follow(struct launch *l)
@@ -944,6 +1118,12 @@ static int follow(struct launch *l)
 	uint64_t next_progress = 0, now;
 	int rc = 0;
 
+	if (l->max) {
+		rc = follow_max(l);
+		if (l->progress)
+			fputs("\r\033[K", stderr);
+		return rc;
+	}
 	for (;;) {
 		if (signals_wait(l, POLL_MS) || died_early(l)) {
 			rc = 1;
@@ -960,7 +1140,7 @@ static int follow(struct launch *l)
 		}
 		if (now >= l->clock.epoch_ns &&
 		    (workload_done(l) || (l->until && virtual_now(l, now) >= l->until))) {
-			l->run_ns = now - (l->max ? l->started_ns : l->clock.epoch_ns);
+			l->run_ns = now - l->clock.epoch_ns;
 			if (workload_done(l))
 				l->end = end_find(l);
 			break;
@@ -1053,6 +1233,7 @@ static int merge(struct launch *l, struct launch_result *r)
 	r->promises = lat.promises;
 	r->promise_waits = lat.promise_waits;
 	r->wait_ns = lat.wait_ns;
+	r->grants = l->grants;
 	r->late_p50_ns = lat.late_p50_ns;
 	r->late_p99_ns = lat.late_p99_ns;
 	r->late_max_ns = lat.late_max_ns;
@@ -1194,11 +1375,14 @@ void launch_print_summary(const struct launch_result *r, FILE *out)
 			"warning: %llu frames arrived after their virtual arrival time, which "
 			"promises should make impossible: this run may differ from mrcemu sim\n",
 			(unsigned long long)r->violations);
-	fprintf(out, "promises: %llu frames sent (%.1f%% of all frames), %llu waits, %.3f s waited\n",
+	fprintf(out,
+		"promises: %llu frames sent (%.1f%% of all frames), %llu waits, %.3f s waited, "
+		"%llu idle grants\n",
 		(unsigned long long)r->promises,
 		r->promises + r->stamped ? 100.0 * (double)r->promises / (double)(r->promises + r->stamped)
 					 : 0.0,
-		(unsigned long long)r->promise_waits, (double)r->wait_ns / 1e9);
+		(unsigned long long)r->promise_waits, (double)r->wait_ns / 1e9,
+		(unsigned long long)r->grants);
 	if (r->scale == LAUNCH_SCALE_MAX)
 		snprintf(a, sizeof(a), "max");
 	else

@@ -45,6 +45,7 @@ struct launch_result {
 	uint64_t scale; /* LAUNCH_SCALE_MAX: max */
 	uint64_t frames, stamped, violations;		/* over every daemon */
 	uint64_t promises, promise_waits, wait_ns;	/* over every daemon */
+	uint64_t grants; /* idle fabrics the launcher granted on (max) */
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* the worst daemon's */
 	double wall_seconds;
 	uint64_t run_ns; /* wall time from start to the end of the workload */

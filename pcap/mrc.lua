@@ -1033,17 +1033,18 @@ local function dissect_trailer(tvb, pinfo, tree)
 end
 
 -- Promise frames between two daemons (docs/promises.md): EtherType 0x88B5,
--- "MRP1", the promise in ps (64 bits) and the link's sequence number (32
--- bits), big-endian: no frame below the promise comes on this link any
--- more.
+-- "MRP1", the promise in ps (64 bits), the link's sequence number (32 bits)
+-- and the sender's want in ps (64 bits), big-endian: no frame below the
+-- promise comes on this link any more.
 local mrp = Proto("mrp", "MRC promise")
 local PROMISE_LEN = 16
 local pf = {
 	magic = ProtoField.string("mrp.magic", "Magic"),
 	promise = ProtoField.uint64("mrp.promise", "Promise (ps)", base.DEC),
 	seq = ProtoField.uint32("mrp.seq", "Link sequence number", base.DEC),
+	want = ProtoField.uint64("mrp.want", "Want (ps)", base.DEC),
 }
-mrp.fields = {pf.magic, pf.promise, pf.seq}
+mrp.fields = {pf.magic, pf.promise, pf.seq, pf.want}
 local ef_promise_short = ProtoExpert.new("mrp.short", "Promise frame too short",
 	expert.group.MALFORMED, expert.severity.ERROR)
 mrp.experts = {ef_promise_short}
@@ -1060,6 +1061,10 @@ function mrp.dissector(tvb, pinfo, tree)
 	t:add(pf.magic, tvb(0, 4))
 	t:add(pf.promise, tvb(4, 8))
 	t:add(pf.seq, tvb(12, 4))
+	if tvb:len() >= PROMISE_LEN + 8 then
+		t:set_len(PROMISE_LEN + 8)
+		t:add(pf.want, tvb(16, 8))
+	end
 	t:append_text(", " .. tostring(promise) .. " ps, seq " .. tvb(12, 4):uint())
 	pinfo.cols.info = "Promise " .. tostring(promise) .. " ps, seq " .. tvb(12, 4):uint()
 	return tvb:len()

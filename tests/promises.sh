@@ -121,6 +121,23 @@ violations() {
 		{ s += $c } END { print s + 0 }' "$1/lateness.csv"
 }
 
+# cpu_per_s EMULATION: CPU ticks (user + system) its daemons use in 1 s.
+cpu_ticks() {
+	local f p s=0
+	for f in /run/mrcemu/"$1"/*.pid; do
+		read -r p <"$f" || continue
+		set -- $(cut -d' ' -f14,15 "/proc/$p/stat" 2>/dev/null) 0 0
+		s=$((s + $1 + $2))
+	done
+	echo $s
+}
+cpu_per_s() {
+	local a
+	a=$(cpu_ticks "$1")
+	sleep 1
+	echo $(($(cpu_ticks "$1") - a))
+}
+
 effective() { sed -n 's/.*effective scale: \([0-9]*\) wall ns.*/\1/p' "$1"; }
 
 # run_case NAME INI SCALE [EXTRA...]: run at SCALE, compare with sim.
@@ -232,13 +249,30 @@ if "$MRCEMU" up "$tmp/live.ini" -o "$tmp/live" >"$tmp/up.out" 2>"$tmp/up.err"; t
 	both=$(tshark -n -X lua_script:$LUA -r "$tmp/live.pcap" -T fields -e eth.src -Y mrp 2>/dev/null |
 		sort -u | wc -l)
 	check promise-frames-both-ways test "$both" -eq 2
-	# An idle paced emulation promises a tick (half the lookahead) at a
+	# An idle paced emulation promises a tick (5 ms of wall time) at a
 	# time: a few hundred frames a second, not a storm.
-	check idle-promises-are-few test "$n" -lt 5000
+	check idle-promises-are-few test "$n" -lt 1000
+	# ... and little CPU: a generous bound (a quarter of a core) that a
+	# daemon spinning, or waking at every half lookahead, would break.
+	t=$(cpu_per_s "${emu}u")
+	note "idle up: $t CPU ticks (1/$(getconf CLK_TCK) s) in 1 s over its daemons"
+	check idle-up-little-cpu test "$t" -le $(( $(getconf CLK_TCK) / 4 ))
 	"$MRCEMU" down "$tmp/live.ini" >/dev/null 2>&1
 else
 	fail up
 	sed 's/^/# /' "$tmp/up.err"
+fi
+
+# Before `start`, a paused emulation does nothing at all.
+sed "s/^name *=.*/name = ${emu}v/" "$tmp/live.ini" >"$tmp/paused.ini"
+if "$MRCEMU" up "$tmp/paused.ini" -o "$tmp/paused" --paused >"$tmp/paused.out" 2>&1; then
+	t=$(cpu_per_s "${emu}v")
+	note "paused up: $t CPU ticks in 1 s over its daemons"
+	check paused-up-no-cpu test "$t" -le $(( $(getconf CLK_TCK) / 30 ))
+	"$MRCEMU" down "$tmp/paused.ini" >/dev/null 2>&1
+else
+	fail paused-up
+	sed 's/^/# /' "$tmp/paused.out"
 fi
 
 # ---- 5. refusals --------------------------------------------------------------

@@ -377,23 +377,41 @@ static ps_t safe_time(const struct daemon *d)
 	return s;
 }
 
+/* Whether a port faces an external endpoint, whose promise is the clock. */
+static bool has_external(const struct daemon *d)
+{
+	for (int i = 0; i < d->nports; i++)
+		if (!d->ports[i].stamped)
+			return true;
+	return false;
+}
+
+/* With a scale, how far a paced floor may go (floor_at): the clock's
+ * virtual time rounded down to a tick, plus a tick.  A daemon facing an
+ * external endpoint, whose safe time follows the clock itself, stops at
+ * the rounded clock, or its promises would move at every wake-up. */
+static ps_t paced_cap(const struct daemon *d, uint64_t mono)
+{
+	ps_t vt = vclock_at(&d->vc, mono);
+
+	return vt - vt % d->tick + (has_external(d) ? 0 : d->tick);
+}
+
 /* Every event before the floor has run, and no event the daemon has not run
  * yet comes before it: min(S, the earliest pending event), and with a scale
- * not beyond the clock.  A paced daemon's clock moves its promises a tick
- * (half its least lookahead) at a time: two idle neighbours that answered
- * each clock-driven promise with one of their own would never rest. */
+ * at most a tick past the clock.  A paced daemon's clock moves its promises
+ * a tick at a time, and only when it moves, so an idle paced fabric wakes
+ * about 1 / DAEMON_PACED_TICK_NS times a second (two idle neighbours that
+ * answered each clock-driven promise with one of their own would never
+ * rest); a command takes effect at most two ticks after the clock. */
 static ps_t floor_at(const struct daemon *d, uint64_t mono)
 {
 	ps_t f = d->safe, next = events_next(d->q);
 
 	if (next < f)
 		f = next;
-	if (!d->max) {
-		ps_t vt = vclock_at(&d->vc, mono);
-		vt -= vt % d->tick;
-		if (vt < f)
-			f = vt;
-	}
+	if (!d->max && paced_cap(d, mono) < f)
+		f = paced_cap(d, mono);
 	return f < d->floor ? d->floor : f;
 }
 
@@ -575,7 +593,7 @@ static uint64_t next_wake(const struct daemon *d)
 	else if (next != PS_NEVER && ext == s)
 		at = vclock_wall_ns(&d->vc, next) + 1;
 	if (la != PS_NEVER && d->floor < (next < s ? next : s)) {
-		uint64_t tick = vclock_wall_ns(&d->vc, d->floor - d->floor % d->tick + d->tick);
+		uint64_t tick = vclock_wall_ns(&d->vc, paced_cap(d, d->clock_ns(d->clock_ctx)));
 		if (!at || tick < at)
 			at = tick;
 	}
@@ -670,6 +688,23 @@ void daemon_advance(struct daemon *d)
 	arm_timer(d);
 }
 
+/* A paced floor's step: DAEMON_PACED_TICK_NS of wall time, at least half
+ * the least lookahead (so busy neighbours are never held back by it), at
+ * most 32 lookaheads (so a slow scale's promises stay near the clock); half
+ * the least lookahead for a daemon facing an external endpoint, whose floor
+ * waits for the rounded clock (paced_cap). */
+static ps_t paced_tick(const struct daemon *d, uint64_t scale)
+{
+	ps_t la = min_lookahead(d), t;
+
+	if (la == PS_NEVER)
+		return PS_PER_US;
+	t = scale && !has_external(d) ? DAEMON_PACED_TICK_NS * PS_PER_NS / scale : 0;
+	if (t < (la + 1) / 2)
+		t = (la + 1) / 2;
+	return t > 32 * la ? 32 * la : t;
+}
+
 bool daemon_grant(struct daemon *d, ps_t g, char *err, size_t errlen)
 {
 	if (!d->conducted || d->state != DAEMON_RUNNING) {
@@ -717,7 +752,7 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 	}
 	d->vc.epoch_ns = epoch_ns;
 	d->vc.scale = scale;
-	d->tick = min_lookahead(d) == PS_NEVER ? PS_PER_US : (min_lookahead(d) + 1) / 2;
+	d->tick = paced_tick(d, scale);
 	d->state = DAEMON_RUNNING;
 	if (!d->max && d->loop)
 		go_realtime(d);

@@ -158,6 +158,11 @@ extern const char DAEMON_LATENESS_HEADER[];
 #define DAEMON_CRAWL_LOOKAHEADS 64
 #define DAEMON_WANT_LOOKAHEADS	8
 
+/* A paced daemon's floor moves by this much wall time at a time when the
+ * clock holds it back (daemon.c, floor_at): an idle paced emulation wakes
+ * each daemon about 200 times a second. */
+#define DAEMON_PACED_TICK_NS 5000000ULL
+
 /* SCHED_FIFO priority of a paced daemon's loop, when the system allows it
  * (never at scale max, where no wake-up has a deadline). */
 #define DAEMON_RT_PRIORITY 10

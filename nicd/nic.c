@@ -204,8 +204,10 @@ void nic_receive_frame(struct nic *nic, const uint8_t *frame, size_t len, ps_t n
 	struct pkt *p = pkt_get(nic->pool);
 	enum wire_error e;
 
-	if (!p)
+	if (!p) {
+		nic->c.rx_drop_no_memory++;
 		return;
+	}
 	e = wire_parse(frame, len, nic->a.icrc, p);
 	if (e != WIRE_OK) {
 		nic->c.rx_drop_wire[e]++;
@@ -250,6 +252,7 @@ static const char *stuck_reason(const struct nic_qp_send *sq)
 
 void nic_finish(struct nic *nic, ps_t now, FILE *report)
 {
+	NIC_CHECK(nic);
 	/* A run that ends on a stats tick has written its final row already. */
 	if (!nic->stats_rows || nic->last_stats != now)
 		nic_stats_row(nic, now);

@@ -118,6 +118,12 @@ uint64_t nic_monitor_kept(const struct nic *nic);
 /* Write this NIC's samples.csv rows (emulator/host/samples.h). */
 void nic_sample(struct nic *nic, struct csv *c, ps_t now);
 
+/* Whether every count the engine keeps beside its tables equals what they
+ * hold (nicd/check.c): NULL, or the first that does not, written in why.
+ * Built with MRCEMU_CHECK_INVARIANTS (`make check`), the engine checks at
+ * every QP close and at the end, and aborts with the place. */
+const char *nic_check(const struct nic *nic, char *why, size_t len);
+
 /* The i-th counter of the NIC (core/counter.h): the mrc-transport-stats
  * columns total_<name> and the `stats` reply; false past the last. */
 bool nic_counter_at(const struct nic *nic, size_t i, struct counter *c);

@@ -122,8 +122,13 @@ static void serialization_end(void *arg, ps_t now)
 		NIC_SUB(nic->egress_ctl_used, wire_len(p));
 	}
 	nic_monitor(nic, now, true, p, qpn, p->dqpn, 0);
-	switch (port->down ? LINK_DOWN
-			   : link_verdict(port->link, p, nic->port.on_wire_start, now)) {
+	if (port->down) { /* set down by the control socket: not the link's window */
+		nic->c.tx_drop_port_down++;
+		pkt_put(nic->pool, p);
+		port_start(nic, now);
+		return;
+	}
+	switch (link_verdict(port->link, p, nic->port.on_wire_start, now)) {
 	case LINK_PASS:
 		nic->host.transmit(nic->host.ctx, p, now + port->delay);
 		break;

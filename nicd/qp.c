@@ -34,7 +34,10 @@ struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip)
 
 void nic_group_put(struct nic *nic, struct nic_group *g)
 {
-	if (!g || --g->refs)
+	if (!g)
+		return;
+	NIC_DEC(g->refs);
+	if (g->refs)
 		return;
 	nic_ready_remove(nic, g);
 	if (g->keyed)
@@ -61,7 +64,7 @@ static void idle_unlink(struct nic *nic, struct nic_dest *d)
 	else
 		nic->idle_tail = d->idle_prev;
 	d->idle_prev = d->idle_next = NULL;
-	nic->nidle--;
+	NIC_DEC(nic->nidle);
 }
 
 struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
@@ -88,7 +91,10 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 
 void nic_dest_put(struct nic *nic, struct nic_dest *d)
 {
-	if (!d || --d->refs)
+	if (!d)
+		return;
+	NIC_DEC(d->refs);
+	if (d->refs)
 		return;
 	d->idle_prev = nic->idle_tail;
 	if (nic->idle_tail)
@@ -187,7 +193,7 @@ static void recv_free(struct nic *nic, struct nic_qp_recv *rq)
 	hmap_del(&nic->recv_qps, rq->qpn);
 	hmap_del(&nic->recv_by_src, src_key(rq->peer_ip, rq->sender_qpn));
 	lru_unlink(nic, rq);
-	nic->nrecv_open--;
+	NIC_DEC(nic->nrecv_open);
 	nic_group_put(nic, rq->group);
 	nic_dest_put(nic, rq->dest);
 	free(rq->held);
@@ -318,7 +324,7 @@ static void closed_drop_oldest(struct nic *nic)
 		nic->closed_newest = NULL;
 	hmap_del(&nic->closed, c->qpn);
 	hmap_del(&nic->closed_by_src, src_key(c->peer_ip, c->sender_qpn));
-	nic->nclosed--;
+	NIC_DEC(nic->nclosed);
 	free(c);
 }
 
@@ -367,6 +373,7 @@ void nic_recv_close(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 		  rq->dma_len);
 	closed_keep(nic, rq);
 	recv_free(nic, rq);
+	NIC_CHECK(nic);
 }
 
 /* At the end: every receiving QP and closed record. */
@@ -419,6 +426,7 @@ void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_monitor_forget(nic, sq->qpn);
 	free(sq->ring);
 	free(sq);
+	NIC_CHECK(nic);
 }
 
 /* Seed, Retransmission timer and retry budget: a QP in the error state

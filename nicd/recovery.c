@@ -15,8 +15,8 @@ static struct nic_qp_send *send_qp(struct nic *nic, const struct pkt *p)
 		nic->c.rx_for_closed_qp++;
 		return NULL;
 	}
-	if (!sq || sq->peer_ip != p->src_ip) {
-		nic->c.rx_drop_unknown_qp++;
+	if (!sq || sq->peer_ip != p->src_ip) { /* no sending QP of ours talks to it */
+		nic->c.rx_drop_ack_unknown_qp++;
 		return NULL;
 	}
 	if (sq->error) {
@@ -46,9 +46,9 @@ static void retire(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s)
 	nic_timer_stop(nic, s);
 	nic_seg_leave_flight(nic, sq, s);
 	if (s->state == SEG_RTX_QUEUED)
-		sq->rtx_pending--;
+		NIC_DEC(sq->rtx_pending);
 	s->state = SEG_RETIRED;
-	sq->outstanding--;
+	NIC_DEC(sq->outstanding);
 }
 
 /* Only the cumulative PSN moves the PSN window (seed, Segmentation). */
@@ -104,7 +104,7 @@ static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	struct nic_msg_info m = nic_send_info(nic, sq);
 
 	nic->c.msgs_completed++;
-	nic->open_msgs--;
+	NIC_DEC(nic->open_msgs);
 	nic_send_event(nic, sq, "MSG_COMPLETE", now);
 	nic_send_close(nic, sq, now);
 	nic->host.completion(nic->host.ctx, MSG_COMPLETE, &m, now);

@@ -68,7 +68,7 @@ static bool track_order(struct nic *nic, struct nic_qp_recv *rq, uint64_t idx)
 	rq->next_expected++;
 	while (rq->nheld && held_get(rq, rq->next_expected)) {
 		held_set(rq, rq->next_expected, false);
-		rq->nheld--;
+		NIC_DEC(rq->nheld);
 		rq->next_expected++;
 	}
 	return true;

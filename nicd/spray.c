@@ -74,7 +74,10 @@ void nic_spray_assumed_bad(struct nic *nic, struct nic_dest *d, uint32_t ev, ps_
  * message to it starts). */
 void nic_spray_senders(struct nic *nic, struct nic_dest *d, int delta, ps_t now)
 {
-	d->senders += delta;
+	if (delta < 0)
+		NIC_SUB(d->senders, (uint32_t)-delta);
+	else
+		d->senders += (uint32_t)delta;
 	if (d->nbad && d->senders && !d->probe_timer)
 		d->probe_timer =
 		    events_schedule(nic->ev, now + nic->a.probe_interval, probe_tick, d);
@@ -129,7 +132,7 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 	if (!d || !ev_index(nic, s->entropy_echo, &i) || d->state[i] != EV_ASSUMED_BAD)
 		return;
 	d->state[i] = s->m == WIRE_M_SKIP_ONCE ? EV_SKIP : EV_GOOD;
-	d->nbad--;
+	NIC_DEC(d->nbad);
 	nic->c.probes_answered++;
 	if (!d->nbad && d->probe_timer) {
 		events_cancel(nic->ev, d->probe_timer);

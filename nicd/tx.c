@@ -76,7 +76,7 @@ void nic_turn_remove(struct nic_group *g, struct nic_qp_send *sq)
 	if (!sq->turn_next)
 		return;
 	if (sq->counted_rtx)
-		g->rtx_qps--;
+		NIC_DEC(g->rtx_qps);
 	sq->counted_rtx = false;
 	if (sq->turn_next == sq) {
 		g->turn = NULL;
@@ -166,8 +166,10 @@ struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16
 {
 	struct pkt *p = pkt_get(nic->pool);
 
-	if (!p)
+	if (!p) {
+		nic->c.tx_drop_no_memory++;
 		return NULL;
+	}
 	memcpy(p->src_mac, nic->mac, 6);
 	memcpy(p->dst_mac, nic->peer_mac, 6);
 	p->src_ip = nic->ip;
@@ -329,7 +331,7 @@ static bool send_rtx(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	if (!sq->rtx_head)
 		sq->rtx_tail = NULL;
 	s->in_rtx_list = false;
-	sq->rtx_pending--;
+	NIC_DEC(sq->rtx_pending);
 	nic->egress_data_used += wire;
 	/* §12 rule 2: a retransmission adds its bytes back when it is
 	 * scheduled to send. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/invariant.h"
 #include "core/rng.h"
 #define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
 #define TC_CONTROL 2
@@ -26,12 +27,13 @@ enum sw_drop {
 	SW_DROP_LINK_LOST,	 /* the link's random loss */
 	SW_DROP_LINK_DOWN,	 /* the link's down window */
 	SW_DROP_LINK_RULE,	 /* a `drop` rule of the link */
+	SW_DROP_RX_PORT_DOWN,	 /* arrived at a port set down (the frame's ingress) */
 	SW_DROP_COUNT
 };
 
 static const char *const drop_names[SW_DROP_COUNT] = {
-    "queue_full", "trim_queue_full", "ttl",	  "no_route",
-    "port_down",  "link_lost",	     "link_down", "link_rule",
+    "queue_full", "trim_queue_full", "ttl",	  "no_route",	  "port_down",
+    "link_lost",  "link_down",	     "link_rule", "rx_port_down",
 };
 
 /* Counters of one port and class; add a field here and to the list below. */
@@ -113,7 +115,7 @@ struct sw {
 	char name[TOPO_NAME_MAX];
 	int nports;
 	struct csv *stats;
-	uint64_t rx_drop_payload, rx_drop_wire[WIRE_ERROR_COUNT];
+	uint64_t rx_drop_payload, rx_drop_no_memory, rx_drop_wire[WIRE_ERROR_COUNT];
 };
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -402,10 +404,11 @@ static struct pkt *pop(struct sw_port *port, int tc, uint32_t *lenp)
 	uint32_t len = *lenp = e.len;
 	struct pkt *p = e.p;
 
+	INVARIANT(q->n > 0);
 	q->head = (q->head + 1) & (q->cap - 1);
 	if (!--q->n)
 		port->nonempty &= (uint8_t) ~(1u << tc);
-	q->bytes -= len;
+	SUB_COUNT(q->bytes, len);
 	port->cls[tc].c.dequeued++;
 	port->cls[tc].c.bytes += len;
 	return p;
@@ -643,7 +646,7 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 
 	sw->rx_frames++;
 	if (in && in->down) {
-		drop(sw, in, tc, p, SW_DROP_PORT_DOWN);
+		drop(sw, in, tc, p, SW_DROP_RX_PORT_DOWN);
 		return;
 	}
 	out = sw_route(sw, p);
@@ -672,8 +675,10 @@ void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_
 	struct pkt *p = pkt_get(sw->pool);
 	enum wire_error e;
 
-	if (!p)
+	if (!p) {
+		sw->rx_drop_no_memory++;
 		return;
+	}
 	e = wire_parse(f, len, sw->icrc, p);
 	if (e != WIRE_OK) {
 		sw->rx_drop_wire[e]++;
@@ -693,6 +698,53 @@ void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_
 }
 
 /* ---- records and counters ------------------------------------------------ */
+
+/* One class's queue against its counts. */
+static const char *check_class(const struct sw_port *port, int tc, char *why, size_t len)
+{
+	const struct sw_class *k = &port->cls[tc];
+	const struct sw_queue *q = &k->q;
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; i < q->n; i++)
+		bytes += q->ring[(q->head + i) & (q->cap - 1)].len;
+	if (bytes != q->bytes)
+		snprintf(why, len, "port %d tc %d: queue_bytes %llu, frames queued %llu",
+			 port->index, tc, (unsigned long long)q->bytes, (unsigned long long)bytes);
+	else if (k->c.enqueued - k->c.dequeued != q->n || k->c.dequeued > k->c.enqueued)
+		snprintf(why, len, "port %d tc %d: enqueued %llu - dequeued %llu, queued %u",
+			 port->index, tc, (unsigned long long)k->c.enqueued,
+			 (unsigned long long)k->c.dequeued, q->n);
+	else if (!(port->nonempty >> tc & 1) != !q->n)
+		snprintf(why, len, "port %d tc %d: nonempty bit, queued %u", port->index, tc, q->n);
+	else if (q->bytes > port->limit + port->limit / 2 || q->bytes > k->peak)
+		snprintf(why, len,
+			 "port %d tc %d: queue_bytes %llu past 1.5 x limit %llu or peak %u",
+			 port->index, tc, (unsigned long long)q->bytes,
+			 (unsigned long long)port->limit, k->peak);
+	else
+		return NULL;
+	return why;
+}
+
+const char *sw_check(const struct sw *sw, char *why, size_t len)
+{
+	const char *r = NULL;
+
+	for (int i = 0; !r && i < sw->nports; i++)
+		for (int tc = 0; !r && tc < SW_NUM_TC; tc++)
+			r = check_class(&sw->ports[i], tc, why, len);
+	return r;
+}
+
+static void check_all(const struct sw *sw)
+{
+	char why[160];
+
+	(void)sw;
+	(void)why;
+	INVARIANT_HOLDS(sw_check(sw, why, sizeof(why)));
+}
 
 static bool class_active(const struct sw_port *port, int tc)
 {
@@ -736,6 +788,7 @@ static void stats_tick(void *arg, ps_t now)
 {
 	struct sw *sw = arg;
 
+	check_all(sw);
 	stats_rows(sw, now, false);
 	events_schedule(sw->ev, now + sw->a.stats_interval, stats_tick, sw);
 }
@@ -775,6 +828,7 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 
 void sw_finish(struct sw *sw, ps_t now)
 {
+	check_all(sw);
 	if (sw->stats)
 		stats_rows(sw, now, true);
 }
@@ -820,8 +874,13 @@ static uint64_t class_counter(const struct sw_port *port, int tc, size_t k)
 
 /* The whole switch's counters: rx_frames, each class counter over every
  * port and class (summed; max_queue_bytes the peak of any queue),
- * rx_drop_payload_not_pattern, rx_drop_<wire reason>. */
-enum { SW_AT_CLASS = 1, SW_AT_PAYLOAD = SW_AT_CLASS + SW_CLASS_COUNTERS, SW_AT_WIRE };
+ * rx_drop_payload_not_pattern, rx_drop_no_memory, rx_drop_<wire reason>. */
+enum {
+	SW_AT_CLASS = 1,
+	SW_AT_PAYLOAD = SW_AT_CLASS + SW_CLASS_COUNTERS,
+	SW_AT_NO_MEMORY,
+	SW_AT_WIRE
+};
 
 static const char *rx_drop_name(enum wire_error e)
 {
@@ -853,6 +912,8 @@ bool sw_counter_at(const struct sw *sw, size_t i, struct counter *c)
 				      class_total(sw, i - SW_AT_CLASS)};
 	} else if (i == SW_AT_PAYLOAD) {
 		*c = (struct counter){"rx_drop_payload_not_pattern", sw->rx_drop_payload};
+	} else if (i == SW_AT_NO_MEMORY) {
+		*c = (struct counter){"rx_drop_no_memory", sw->rx_drop_no_memory};
 	} else if (i - SW_AT_WIRE + 1 < WIRE_ERROR_COUNT) {
 		enum wire_error e = (enum wire_error)(i - SW_AT_WIRE + 1); /* WIRE_OK is no drop */
 		*c = (struct counter){rx_drop_name(e), sw->rx_drop_wire[e]};

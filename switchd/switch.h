@@ -76,8 +76,15 @@ void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_
  * its destination is unknown.  The same 5-tuple always gets the same port. */
 int sw_route(const struct sw *sw, const struct pkt *p);
 
-/* A port set down drops every frame queued to it or arriving on it,
- * counted as drop_port_down (docs/protocol.md §9, Faults). */
+/* Whether each queue's bytes, frame count and class bit equal what it
+ * holds, and its bytes stay within 1.5 x its limit: NULL, or the first
+ * broken, written in why.  Built with MRCEMU_CHECK_INVARIANTS (`make
+ * check`), the engine checks every stats interval and at the end. */
+const char *sw_check(const struct sw *sw, char *why, size_t len);
+
+/* A port set down drops every frame queued to it or routed to it, counted
+ * as drop_port_down, and every frame arriving on it, counted as
+ * drop_rx_port_down (docs/protocol.md §9, Faults). */
 void sw_port_set_down(struct sw *sw, int port, bool down);
 
 /* The earliest virtual arrival at the far end of port's link of any frame the

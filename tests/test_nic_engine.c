@@ -12,9 +12,10 @@
 #include <stdlib.h>
 
 #include "core/config.h"
-#include "nicd/nic.h"
-#include "nicd/nic_impl.h" /* nic_timer_duration */
 #include "lib/vectors.h"
+#include "nicd/nic.h"
+#include "nicd/nic_impl.h" /* test_invariants_checked reaches into it */
+#include "nicd/nic_impl.h" /* nic_timer_duration */
 
 #define DSCP_TRIMMED	      9
 #define DSCP_TRIMMED_LAST_HOP 10
@@ -428,7 +429,9 @@ static void test_mutated_frames_never_crash(void **state)
 	assert_int_equal(b.completed, 1);
 	assert_int_equal(b.verified, 1);
 	/* the forgeries reached the engines, not only the parser */
-	assert_true(nic_counter(sides[0].nic, "rx_drop_unknown_qp") > 100);
+	assert_true(nic_counter(sides[0].nic, "rx_drop_unknown_qp") +
+			nic_counter(sides[0].nic, "rx_drop_ack_unknown_qp") >
+		    100);
 	assert_true(nic_counter(sides[1].nic, "qps_created") > 10);
 	assert_true(nic_counter(sides[1].nic, "rx_drop_bad_ip_length") +
 			nic_counter(sides[1].nic, "rx_drop_short") +
@@ -521,7 +524,9 @@ static void test_timer_duration_saturates(void **state)
 }
 
 /* Issue 9 item 13: a frame that reaches a down port is a receive drop,
- * named so (the first version counted it as a transmit drop). */
+ * named so (the first version counted it as a transmit drop); what a down
+ * port would send is a transmit drop of the port, not of the link's down
+ * window (tx_drop_link_down, which the first version counted). */
 static void test_down_port_drop_named(void **state)
 {
 	struct bench b;
@@ -535,6 +540,12 @@ static void test_down_port_drop_named(void **state)
 	events_run_until(b.q, 10 * PS_PER_US);
 	assert_int_equal(nic_counter(sides[1].nic, "rx_drop_port_down"), 4);
 	assert_int_equal(nic_counter(sides[1].nic, "tx_drop_link_down"), 0);
+	nic_port_set_down(sides[1].nic, false);
+	nic_port_set_down(sides[0].nic, true); /* the 4 packets go out again, lost */
+	events_run_until(b.q, 500 * PS_PER_US);
+	assert_true(nic_counter(sides[0].nic, "tx_drop_port_down") >= 4);
+	assert_int_equal(nic_counter(sides[0].nic, "tx_drop_link_down"), 0);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_data_pkts"), 0);
 	bench_free(&b);
 }
 
@@ -545,6 +556,95 @@ static void inject(struct nic *nic, const struct pkt *p, ps_t now)
 
 	assert_true(n > 0);
 	nic_receive_frame(nic, f, n, now);
+}
+
+static void assert_invariants(const struct side sides[2])
+{
+	char why[160];
+
+	for (int i = 0; i < 2; i++) {
+		const char *r = nic_check(sides[i].nic, why, sizeof(why));
+		if (r)
+			fail_msg("h%d at %llu ps: %s", i,
+				 (unsigned long long)events_now(sides[0].b->q), r);
+	}
+}
+
+/* Issue 9 item 13: every count the engine keeps beside its tables holds
+ * between any two events of two messages to one peer (one group, turns)
+ * with trimmed packets (NACKs, retransmissions queued and sent) and QPs
+ * closing; and a count put wrong is named. */
+static void test_invariants_checked(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+	struct nic_qp_send *sq;
+	char why[160];
+
+	(void)state;
+	bench_init(&b, sides);
+	b.trim_psn = 3;
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, VEC_IP_B, 64 * 1024, 1, 0));
+	assert_true(nic_post_message(sides[0].nic, VEC_IP_B, 32 * 1024, 2, 0));
+	assert_true(nic_post_message(sides[1].nic, VEC_IP_A, 16 * 1024, 3, 0));
+	sq = hmap_get(&sides[0].nic->send_qps, FIRST_QPN);
+	assert_non_null(sq);
+	for (ps_t t = 0; t < 3 * PS_PER_US; t += 10 * PS_PER_NS) {
+		events_run_until(b.q, t);
+		assert_invariants(sides);
+	}
+	/* wrong counts, each named, then put back */
+	sq->group->refs++;
+	assert_non_null(
+	    strstr(nic_check(sides[0].nic, why, sizeof(why)), "group refs 3, QPs in it 2"));
+	sq->group->refs--;
+	sq->outstanding++;
+	assert_non_null(strstr(nic_check(sides[0].nic, why, sizeof(why)), "send QP outstanding"));
+	sq->outstanding--;
+	sides[0].nic->open_msgs++;
+	assert_non_null(
+	    strstr(nic_check(sides[0].nic, why, sizeof(why)), "open_msgs 3, send QPs 2"));
+	sides[0].nic->open_msgs--;
+	sq->dest->refs++;
+	assert_non_null(strstr(nic_check(sides[0].nic, why, sizeof(why)), "destination refs"));
+	sq->dest->refs--;
+	for (ps_t t = 3 * PS_PER_US; t < 100 * PS_PER_US; t += 10 * PS_PER_NS) {
+		events_run_until(b.q, t);
+		assert_invariants(sides);
+	}
+	assert_int_equal(b.completed, 3);
+	assert_int_equal(b.trimmed, 2); /* PSN 3 of both of h0's QPs */
+	assert_int_equal(nic_counter(sides[0].nic, "retx_nack"), 2);
+	bench_free(&b);
+}
+
+/* Issue 9 item 13: a frame that finds no packet buffer is counted on the
+ * side it was lost: receiving (the frame), or sending (the answer). */
+static void test_no_memory_drops_named(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+	struct pkt p, *held;
+
+	(void)state;
+	bench_init(&b, sides);
+	bench_start(&b);
+	vec_base(&p, true, WIRE_OP_PROBE, 4321, WIRE_ENDPOINT_QPN, 0);
+	assert_int_equal(b.pool.in_use, 0);
+	b.pool.max_pkts = 1;
+	held = pkt_get(&b.pool); /* the only buffer: none for the frame */
+	assert_non_null(held);
+	inject(sides[1].nic, &p, 0);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_drop_no_memory"), 1);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_probe"), 0);
+	pkt_put(&b.pool, held); /* one for the probe, none for its answer */
+	inject(sides[1].nic, &p, 0);
+	assert_int_equal(nic_counter(sides[1].nic, "rx_probe"), 1);
+	assert_int_equal(nic_counter(sides[1].nic, "tx_drop_no_memory"), 1);
+	assert_int_equal(nic_counter(sides[1].nic, "tx_sack"), 0);
+	b.pool.max_pkts = 0;
+	bench_free(&b);
 }
 
 /* Issue 13, failure 3 (PROTOCOL.md §2: nothing in a packet allocates without
@@ -613,7 +713,9 @@ static void test_forged_sack_does_not_wedge(void **state)
 	events_run_until(b.q, 500 * PS_PER_NS); /* PSN 0 is on the wire */
 	forged_sack(&p, 0x0A000009, WIRE_PSN_MASK, 1, 0x777);
 	inject(sides[0].nic, &p, events_now(b.q));
-	assert_int_equal(nic_counter(sides[0].nic, "rx_drop_unknown_qp"), 1);
+	/* an acknowledgement no sending QP expects: not a data drop */
+	assert_int_equal(nic_counter(sides[0].nic, "rx_drop_ack_unknown_qp"), 1);
+	assert_int_equal(nic_counter(sides[0].nic, "rx_drop_unknown_qp"), 0);
 	forged_sack(&p, VEC_IP_B, 5000, 0, 0x777);
 	inject(sides[0].nic, &p, events_now(b.q));
 	assert_int_equal(nic_counter(sides[0].nic, "rx_drop_ack_inconsistent"), 1);
@@ -641,6 +743,8 @@ int main(void)
 	    cmocka_unit_test(test_each_marked_gap_draws_a_sack),
 	    cmocka_unit_test(test_timer_duration_saturates),
 	    cmocka_unit_test(test_down_port_drop_named),
+	    cmocka_unit_test(test_no_memory_drops_named),
+	    cmocka_unit_test(test_invariants_checked),
 	    cmocka_unit_test(test_forged_sources_bounded),
 	    cmocka_unit_test(test_forged_sack_does_not_wedge),
 	};

@@ -16,7 +16,7 @@ void outcome_add_nic(struct run_outcome *o, outcome_counter_fn get, const void *
 	o->rerequests += get(nic, "completion_rerequests");
 	o->trims += get(nic, "rx_trimmed");
 	o->drops += get(nic, "tx_drop_link_lost") + get(nic, "tx_drop_link_down") +
-		    get(nic, "tx_drop_rule");
+		    get(nic, "tx_drop_rule") + get(nic, "tx_drop_port_down");
 }
 
 void outcome_add_switch(struct run_outcome *o, outcome_counter_fn get, const void *sw)
@@ -24,13 +24,13 @@ void outcome_add_switch(struct run_outcome *o, outcome_counter_fn get, const voi
 	static const char *const queue[] = {"drop_queue_full", "drop_trim_queue_full", "drop_ttl",
 					    "drop_no_route"};
 	static const char *const link[] = {"drop_link_lost", "drop_link_down", "drop_link_rule",
-					   "drop_port_down"};
+					   "drop_port_down", "drop_rx_port_down"};
 
 	o->switch_trims += get(sw, "trimmed");
-	for (size_t k = 0; k < 4; k++) {
+	for (size_t k = 0; k < sizeof(queue) / sizeof(queue[0]); k++)
 		o->switch_drops += get(sw, queue[k]);
+	for (size_t k = 0; k < sizeof(link) / sizeof(link[0]); k++)
 		o->drops += get(sw, link[k]);
-	}
 }
 
 static int cmp_ps(const void *a, const void *b)

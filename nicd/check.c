@@ -1,0 +1,239 @@
+/* nicd/check.c — the engine's invariants, walked whole (nic.h nic_check).
+ *
+ * Every count the engine keeps beside its lists and tables must equal what
+ * those hold: a count that drifts (decremented twice, never incremented)
+ * turns into a wrong record, a leak or a stall long after the cause.  The
+ * engine runs this at every QP close and at the end when built with
+ * MRCEMU_CHECK_INVARIANTS (`make check`), and tests run it between events. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nic_impl.h"
+
+/* Counted for each group and destination while walking the QPs. */
+struct tally {
+	uint64_t refs, inflight, rtx_qps, senders;
+};
+
+struct check {
+	const struct nic *nic;
+	struct hmap tallies; /* group or destination pointer -> struct tally */
+	bool no_memory;
+	char *why;
+	size_t len;
+};
+
+static const char *broken(struct check *c, const char *fmt, unsigned long long have,
+			  unsigned long long want)
+{
+	snprintf(c->why, c->len, fmt, have, want);
+	return c->why;
+}
+
+static struct tally *tally(struct check *c, const void *of)
+{
+	struct tally *t;
+
+	if (!of)
+		return NULL;
+	if ((t = hmap_get(&c->tallies, (uintptr_t)of)))
+		return t;
+	if (!(t = calloc(1, sizeof(*t))) || !hmap_put(&c->tallies, (uintptr_t)of, t)) {
+		free(t);
+		c->no_memory = true;
+		return NULL;
+	}
+	return t;
+}
+
+/* A sending side's own counts, and its share of its group's and
+ * destination's. */
+static const char *check_send(struct check *c, const struct nic_qp_send *sq)
+{
+	struct tally *g = tally(c, sq->group), *d = tally(c, sq->dest);
+	uint64_t outstanding = 0, rtx = 0;
+
+	if (!g || !d)
+		return NULL;
+	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
+		const struct nic_seg *s = nic_seg(sq, i);
+		if (s->idx != i)
+			return broken(c, "segment %llu of a send QP is not in its ring slot (%llu)",
+				      i, s->idx);
+		outstanding += s->state != SEG_RETIRED && s->state != SEG_FREE;
+		rtx += s->state == SEG_RTX_QUEUED;
+		if (s->inflight)
+			g->inflight += nic_seg_nominal(c->nic, s->len);
+	}
+	if (outstanding != sq->outstanding)
+		return broken(c, "send QP outstanding %llu, its segments not retired %llu",
+			      sq->outstanding, outstanding);
+	if (!sq->error && rtx != sq->rtx_pending)
+		return broken(c, "send QP rtx_pending %llu, its segments queued %llu",
+			      sq->rtx_pending, rtx);
+	g->refs++;
+	g->rtx_qps += sq->counted_rtx;
+	d->refs++;
+	d->senders += !sq->error;
+	return NULL;
+}
+
+static const char *check_recv(struct check *c, const struct nic_qp_recv *rq)
+{
+	struct tally *d = tally(c, rq->dest);
+	uint64_t held = 0;
+
+	if (!d)
+		return NULL;
+	for (uint64_t w = 0; w <= rq->held_mask / 64; w++)
+		held += (uint64_t)__builtin_popcountll(rq->held[w]);
+	if (held != rq->nheld)
+		return broken(c, "receive QP nheld %llu, PSNs held %llu", rq->nheld, held);
+	d->refs++;
+	if (rq->group) {
+		struct tally *g = tally(c, rq->group);
+		if (g)
+			g->refs++;
+	}
+	return NULL;
+}
+
+static const char *check_group(struct check *c, const struct nic_group *g)
+{
+	const struct tally *t = hmap_get(&c->tallies, (uintptr_t)g);
+
+	if (!t)
+		return NULL;
+	if (t->refs != g->refs)
+		return broken(c, "group refs %llu, QPs in it %llu", g->refs, t->refs);
+	if (t->inflight != g->inflight)
+		return broken(c, "group inflight %llu, its segments in flight %llu", g->inflight,
+			      t->inflight);
+	if (t->rtx_qps != g->rtx_qps)
+		return broken(c, "group rtx_qps %llu, QPs counted %llu", g->rtx_qps, t->rtx_qps);
+	return NULL;
+}
+
+static const char *check_dest(struct check *c, const struct nic_dest *d, uint64_t *idle)
+{
+	const struct tally *t = hmap_get(&c->tallies, (uintptr_t)d);
+	uint64_t refs = t ? t->refs : 0, senders = t ? t->senders : 0, bad = 0;
+
+	for (uint32_t i = 0; i < c->nic->a.entropy_count; i++)
+		bad += d->state[i] == EV_ASSUMED_BAD;
+	if (bad != d->nbad)
+		return broken(c, "destination nbad %llu, values assumed bad %llu", d->nbad, bad);
+	if (refs != d->refs)
+		return broken(c, "destination refs %llu, QPs using it %llu", d->refs, refs);
+	if (senders != d->senders)
+		return broken(c, "destination senders %llu, sending QPs %llu", d->senders, senders);
+	*idle += !d->refs;
+	return NULL;
+}
+
+/* The QP tables, the lists beside them and their counts. */
+static const char *check_tables(struct check *c)
+{
+	const struct nic *nic = c->nic;
+	uint64_t lru = 0, closed = 0, idle = 0;
+
+	if (nic->open_msgs != nic->send_qps.count)
+		return broken(c, "open_msgs %llu, send QPs %llu", nic->open_msgs,
+			      nic->send_qps.count);
+	for (int l = 0; l < 2; l++)
+		for (const struct nic_qp_recv *rq = nic->lru[l].head; rq; rq = rq->lru_next)
+			lru++;
+	if (nic->nrecv_open != nic->recv_qps.count || lru != nic->recv_qps.count ||
+	    nic->recv_by_src.count != nic->recv_qps.count)
+		return broken(c, "nrecv_open %llu, receive QPs %llu", nic->nrecv_open, lru);
+	for (const struct nic_closed *k = nic->closed_oldest; k; k = k->newer)
+		closed++;
+	if (nic->nclosed != closed || nic->closed.count != closed)
+		return broken(c, "nclosed %llu, closed records %llu", nic->nclosed, closed);
+	for (const struct nic_dest *d = nic->idle_head; d; d = d->idle_next)
+		idle++;
+	if (idle != nic->nidle)
+		return broken(c, "nidle %llu, unused destinations listed %llu", nic->nidle, idle);
+	return NULL;
+}
+
+/* The port's control bytes: charged to the pool while queued or on the wire. */
+static const char *check_port(struct check *c)
+{
+	const struct nic *nic = c->nic;
+	const struct nic_port *port = &nic->port;
+	uint64_t queued = 0, ctl = 0;
+
+	for (const struct pkt *p = port->ctl_head; p; p = p->next)
+		queued += wire_len(p);
+	if (queued != port->ctl_queued)
+		return broken(c, "ctl_queued %llu, control frames queued %llu", port->ctl_queued,
+			      queued);
+	if (port->on_wire && !wire_is_data(port->on_wire) && port->on_wire->opcode != WIRE_OP_PROBE)
+		ctl = wire_len(port->on_wire);
+	if (nic->egress_ctl_used != queued + ctl)
+		return broken(c, "egress_ctl_used %llu, control bytes queued or on the wire %llu",
+			      nic->egress_ctl_used, queued + ctl);
+	if (nic->egress_data_used > nic->a.egress_data_pool)
+		return broken(c, "egress_data_used %llu, pool %llu", nic->egress_data_used,
+			      nic->a.egress_data_pool);
+	return NULL;
+}
+
+/* The value in slot i of a table, or NULL. */
+static const void *slot(const struct hmap *m, size_t i)
+{
+	return m->slots ? m->slots[i].val : NULL;
+}
+
+static size_t slots(const struct hmap *m)
+{
+	return m->slots ? m->mask + 1 : 0;
+}
+
+/* The QPs first (they fill the tallies), then their groups and the
+ * destinations against them. */
+static const char *walk(struct check *c)
+{
+	const struct nic *nic = c->nic;
+	const char *why = check_tables(c);
+	uint64_t idle = 0;
+
+	if (!why)
+		why = check_port(c);
+	for (size_t i = 0; !why && i < slots(&nic->send_qps); i++)
+		if (slot(&nic->send_qps, i))
+			why = check_send(c, slot(&nic->send_qps, i));
+	for (size_t i = 0; !why && i < slots(&nic->recv_qps); i++)
+		if (slot(&nic->recv_qps, i))
+			why = check_recv(c, slot(&nic->recv_qps, i));
+	for (size_t i = 0; !why && i < slots(&nic->send_qps); i++) {
+		const struct nic_qp_send *sq = slot(&nic->send_qps, i);
+		if (sq)
+			why = check_group(c, sq->group);
+	}
+	for (size_t i = 0; !why && i < slots(&nic->recv_qps); i++) {
+		const struct nic_qp_recv *rq = slot(&nic->recv_qps, i);
+		if (rq && rq->group)
+			why = check_group(c, rq->group);
+	}
+	for (size_t i = 0; !why && i < slots(&nic->dests); i++)
+		if (slot(&nic->dests, i))
+			why = check_dest(c, slot(&nic->dests, i), &idle);
+	if (!why && idle != nic->nidle)
+		why = broken(c, "nidle %llu, destinations no QP uses %llu", nic->nidle, idle);
+	return why;
+}
+
+const char *nic_check(const struct nic *nic, char *why, size_t len)
+{
+	struct check c = {.nic = nic, .why = why, .len = len};
+	const char *r;
+
+	hmap_init(&c.tallies);
+	r = walk(&c);
+	for (size_t i = 0; i < slots(&c.tallies); i++)
+		free((void *)slot(&c.tallies, i));
+	hmap_destroy(&c.tallies);
+	return c.no_memory ? NULL : r; /* nothing to compare against: not a failure */
+}

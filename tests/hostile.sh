@@ -123,7 +123,7 @@ positive s0 rx_drop_short rx_drop_bad_ip_version rx_drop_bad_ip_length rx_drop_b
 	rx_drop_udp_length rx_drop_unknown_opcode rx_drop_unsupported_opcode \
 	rx_drop_bad_dma_length drop_ttl drop_no_route
 for n in h0 h1; do
-	positive $n rx_drop_unknown_qp dest_evicted closed_record_evicted msgs_received
+	positive $n rx_drop_ack_unknown_qp dest_evicted closed_record_evicted msgs_received
 done
 # The forged acknowledgements name h0's and h1's first QP numbers; which
 # of them are sending QPs when they arrive depends on timing.

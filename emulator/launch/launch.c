@@ -951,6 +951,36 @@ static int status_all(struct launch *l, uint64_t now)
 	return 0;
 }
 
+/* max(done, busy) over the daemons: T_end once every floor has passed it
+ * (docs/promises.md, One end). */
+static ps_t end_bound(const struct launch *l)
+{
+	ps_t end = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (d->pid <= 0)
+			continue;
+		end = d->done > end ? d->done : end;
+		end = d->busy > end ? d->busy : end;
+	}
+	return end;
+}
+
+/* Every floor has passed end_bound: that is T_end, into l->end. */
+static bool end_passed(struct launch *l)
+{
+	ps_t end = end_bound(l), floor = PS_NEVER;
+
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].floor < floor)
+			floor = l->d[i].floor;
+	if (floor <= end)
+		return false;
+	l->end = end;
+	return true;
+}
+
 /* One end (docs/promises.md): T_end is the last completion plus the drain,
  * the last instant any daemon held a frame or had one in flight; it is
  * known once every daemon's floor has passed it (every event up to it has
@@ -960,17 +990,8 @@ static ps_t end_find(struct launch *l)
 	uint64_t give_up = launch_mono_ns() + STOP_TIMEOUT_MS * 1000000ULL;
 
 	for (;;) {
-		ps_t end = 0, floor = PS_NEVER;
-		for (int i = 0; i < l->t->nnodes; i++) {
-			const struct daemon *d = &l->d[i];
-			if (d->pid <= 0)
-				continue;
-			end = d->done > end ? d->done : end;
-			end = d->busy > end ? d->busy : end;
-			floor = d->floor < floor ? d->floor : floor;
-		}
-		if (floor > end)
-			return end;
+		if (end_passed(l))
+			return l->end;
 		if (signals_wait(l, 1) || died_early(l) || launch_mono_ns() > give_up ||
 		    status_all(l, launch_mono_ns()))
 			return 0;
@@ -1027,20 +1048,15 @@ static enum conduct conduct(struct launch *l)
 {
 	uint64_t sum;
 	bool quiet = fabric_quiet(l, &sum), stable = quiet && l->quiet && sum == l->quiet_sum;
-	ps_t end = 0, g = PS_NEVER;
+	ps_t end = end_bound(l), g = PS_NEVER;
 
 	l->quiet = quiet;
 	l->quiet_sum = sum;
 	if (!stable)
 		return CONDUCT_ON;
-	for (int i = 0; i < l->t->nnodes; i++) {
-		const struct daemon *d = &l->d[i];
-		if (d->pid <= 0)
-			continue;
-		end = d->done > end ? d->done : end;
-		end = d->busy > end ? d->busy : end;
-		g = d->next < g ? d->next : g;
-	}
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].next < g)
+			g = l->d[i].next;
 	if (workload_done(l) && g >= end) {
 		l->end = end;
 		return CONDUCT_END;
@@ -1052,26 +1068,6 @@ static enum conduct conduct(struct launch *l)
 		return CONDUCT_FAILED;
 	}
 	return grant_all(l, g) ? CONDUCT_FAILED : CONDUCT_ON;
-}
-
-/* The workload is done and every floor has passed max(done, busy): that is
- * T_end (docs/promises.md, One end). */
-static bool end_passed(struct launch *l)
-{
-	ps_t end = 0, floor = PS_NEVER;
-
-	for (int i = 0; i < l->t->nnodes; i++) {
-		const struct daemon *d = &l->d[i];
-		if (d->pid <= 0)
-			continue;
-		end = d->done > end ? d->done : end;
-		end = d->busy > end ? d->busy : end;
-		floor = d->floor < floor ? d->floor : floor;
-	}
-	if (floor <= end)
-		return false;
-	l->end = end;
-	return true;
 }
 
 /* A max run, conducted: until T_end, `until` or a failure. */

@@ -134,7 +134,13 @@ void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now)
 }
 
 /* An RTT sample (seed, RTT measurement; docs/protocol.md §4): LocalDatabase
- * takes it only from a packet sent once; WireTimestamp from the echo. */
+ * takes it only where it is not ambiguous: from a packet whose earlier
+ * transmissions, if any, all drew NACKs (a trimmed or out-of-window
+ * transmission delivered nothing, seed: Receiving a packet, so only the
+ * last one can have drawn the SACK); WireTimestamp from the echo.  Without
+ * the NACKed case a flow whose packets are mostly trimmed and resent took
+ * no sample at all: its delay froze and NSCC never decreased its window
+ * (issue 9, the 8 -> 1 incast against htsim). */
 static ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t idx, bool has_echo,
 		       uint16_t echo, uint16_t service, ps_t now)
 {
@@ -148,7 +154,7 @@ static ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t idx, boo
 	} else {
 		struct nic_seg *s = nic_seg(sq, (uint64_t)idx);
 		if (idx < 0 || (uint64_t)idx >= sq->next_sent || s->idx != (uint64_t)idx ||
-		    s->tx_count != 1)
+		    s->tx_count != 1u + s->nacks)
 			return 0;
 		rtt = now - s->tx_start;
 	}

@@ -261,6 +261,33 @@ static void test_trimmed_before_qp_known_draws_nack(void **state)
 	bench_free(&b);
 }
 
+/* docs/protocol.md §4: a packet trimmed and resent after its NACK is not
+ * ambiguous (the trimmed copy delivered nothing), so the SACK its
+ * retransmission draws gives an RTT sample, like every other SACK here and
+ * the NACK; the first version took none from it.  1 MiB, so that the
+ * retransmission is SACKed while the QP is still open. */
+static void test_sample_after_trim_nack(void **state)
+{
+	struct bench b;
+	struct side sides[2];
+
+	(void)state;
+	bench_init(&b, sides);
+	b.trim_psn = 5;
+	bench_start(&b);
+	assert_true(nic_post_message(sides[0].nic, 0x0A000002, 1 << 20, 1, 0));
+	events_run_until(b.q, 100 * PS_PER_US);
+	assert_int_equal(b.completed, 1);
+	assert_int_equal(nic_counter(sides[0].nic, "retx_nack"), 1);
+	/* every SACK and the NACK, but the SACK after the final cumulative
+	 * ACK, which finds the QP closed (§12 rule 3) */
+	assert_int_equal(nic_counter(sides[0].nic, "rx_for_closed_qp"), 1);
+	assert_int_equal(nic_counter(sides[0].nic, "rtt_samples"),
+			 nic_counter(sides[0].nic, "rx_sack") +
+			     nic_counter(sides[0].nic, "rx_nack") - 1);
+	bench_free(&b);
+}
+
 /* Seed, NACKs: with TrimmingEnabled false on the receiver no NACK is sent;
  * the sender recovers the packet with its timer. */
 static void test_trimmed_without_receiver_trimming_no_nack(void **state)
@@ -734,6 +761,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_trimmed_before_qp_known_draws_nack),
 	    cmocka_unit_test(test_trimmed_without_receiver_trimming_no_nack),
+	    cmocka_unit_test(test_sample_after_trim_nack),
 	    cmocka_unit_test(test_trimmed_nack_skips_entropy_once),
 	    cmocka_unit_test(test_lasthop_nack_no_entropy_penalty),
 	    cmocka_unit_test(test_ce_sack_skips_entropy_once),

@@ -82,7 +82,7 @@ static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t 
  * down to 128 ns steps. */
 static uint16_t service_time(const struct nic *nic, const struct pkt *drawn)
 {
-	ps_t t = time_serialize(wire_len(drawn) + nic->port.ctl_queued, nic->port.rate);
+	ps_t t = time_serialize(wire_len(drawn) + nic->port.ctl_queued, nic->port.out.rate);
 	return (uint16_t)(t / (128 * PS_PER_NS));
 }
 

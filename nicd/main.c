@@ -243,19 +243,6 @@ static void finish(void *ctx, ps_t now)
 
 /* ---- building ---------------------------------------------------------------------- */
 
-/* The far end runs at the link's rate, or at the peer NIC's DataRate when
- * that is lower (seed, Packets on the wire; §12 rule 13) — as mrcemu sim. */
-static uint64_t peer_rate(const struct topology *t, int node)
-{
-	const struct topo_port *tp = &t->nodes[node].ports[0];
-	uint64_t rate = t->links[tp->link].attrs.rate;
-	const struct topo_node *peer = &t->nodes[tp->peer];
-
-	if (peer->kind == NODE_NIC && peer->nic.data_rate < rate)
-		rate = peer->nic.data_rate;
-	return rate;
-}
-
 static bool open_records(struct nicd *n)
 {
 	const struct nic_attrs *a = &n->d.me->nic;
@@ -300,7 +287,7 @@ static int build(struct nicd *n)
 	    .name = d->me->name,
 	    .attrs = &d->me->nic,
 	    .link = &d->links[0],
-	    .peer_rate = peer_rate(t, d->node),
+	    .rate = topology_port_rate(t, d->node, 0),
 	    .mac = d->me->mac,
 	    .peer_mac = t->nodes[d->ports[0].peer].mac,
 	    .seed = t->emu.seed,

@@ -21,12 +21,7 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic->host = prm->host;
 	nic->rec = prm->records;
 	rng_seed(&nic->rng, prm->seed, prm->name);
-	nic->port.link = prm->link;
-	nic->port.delay = prm->link->delay;
-	/* Seed: the lower of the NIC's DataRate and the far end's rate. */
-	nic->port.rate = nic->a.data_rate < prm->peer_rate ? nic->a.data_rate : prm->peer_rate;
-	if (nic->port.rate && (8 * PS_PER_S) % nic->port.rate == 0)
-		nic->port.ps_per_byte = 8 * PS_PER_S / nic->port.rate;
+	egress_init(&nic->port.out, prm->rate, prm->link);
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);
@@ -76,8 +71,6 @@ void nic_free(struct nic *nic)
 		n = p->next;
 		pkt_put(nic->pool, p);
 	}
-	if (nic->port.on_wire)
-		pkt_put(nic->pool, nic->port.on_wire);
 	nic_pcie_destroy(nic);
 	free(nic);
 }

@@ -72,7 +72,7 @@ struct nic_params {
 	const char *name; /* node name, for records */
 	const struct nic_attrs *attrs;
 	struct link_end *link; /* the port's link, sending direction */
-	uint64_t peer_rate;    /* the far end's rate (seed: min of both) */
+	uint64_t rate;	       /* the port's: topology_port_rate (§12 rule 13) */
 	const uint8_t *mac, *peer_mac;
 	uint64_t seed; /* topology seed */
 	struct events *events;

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "core/egress.h"
 #include "core/hmap.h"
 #include "core/invariant.h"
 #include "core/ring.h"
@@ -309,13 +310,14 @@ struct nic_port {
 	struct pkt *data_head, *data_tail;
 	uint64_t ctl_queued; /* bytes waiting in the control queue */
 	bool busy;
-	struct pkt *on_wire; /* the frame being serialized */
-	ps_t on_wire_start;
-	bool down;	  /* set by the control socket */
-	uint64_t rate;	  /* min(DataRate, the far end's rate) */
-	ps_t ps_per_byte; /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
-	ps_t delay;
-	struct link_end *link;
+	/* The frame being serialized, as it was handed to the host at the
+	 * start (core/egress.h): its end releases its egress room, starts its
+	 * timer and writes its monitor row from this copy. */
+	struct pkt on_wire;
+	enum link_verdict verdict; /* the link's, counted at the end */
+	bool down;		   /* set by the control socket */
+	bool down_at_start;	   /* ... when the frame on the wire started */
+	struct egress out;	   /* serialization, the link's verdict, hand-over */
 };
 
 struct nic_pcie {

@@ -2,10 +2,11 @@
  * classes; docs/protocol.md §8).
  *
  * Two egress queues: control (ACK, SACK, NACK) is sent ahead of waiting
- * data.  A frame is serialized at the link's rate with no interframe gap,
- * and reaches the far end one link delay after its serialization ends.
- * When it ends, the packet's egress reservation is released and a data
- * packet's retransmission timer starts. */
+ * data.  The port (core/egress.h) serializes a frame at the link's rate
+ * with no interframe gap and hands it to the host as that starts; it
+ * reaches the far end one link delay after its serialization ends.  When
+ * it ends, the packet's egress reservation is released and a data packet's
+ * retransmission timer starts. */
 #include "nic_impl.h"
 
 static void port_start(struct nic *nic, ps_t now);
@@ -84,7 +85,7 @@ static void release_data(struct nic *nic, uint32_t len, ps_t now)
 
 /* A data packet's last bit has left: its timer starts, and the first
  * transmission of a message's last packet is SEND_COMPLETE (§10). */
-static void data_sent(struct nic *nic, struct pkt *p, ps_t now)
+static void data_sent(struct nic *nic, const struct pkt *p, ps_t now)
 {
 	struct nic_seg *s = seg_of(nic, p);
 	struct nic_pkt_meta m = nic_pkt_meta(p);
@@ -104,14 +105,14 @@ static void data_sent(struct nic *nic, struct pkt *p, ps_t now)
 		nic_send_complete(nic, s->sq, now);
 }
 
+/* The frame's last bit has left: what it held of the egress pools is free,
+ * and a frame the link lost is counted (seed, Packets on the wire). */
 static void serialization_end(void *arg, ps_t now)
 {
 	struct nic *nic = arg;
 	struct nic_port *port = &nic->port;
-	struct pkt *p = port->on_wire;
-	uint32_t qpn = nic_pkt_meta(p).src_qpn;
+	const struct pkt *p = &port->on_wire;
 
-	port->on_wire = NULL;
 	port->busy = false;
 	if (wire_is_data(p)) {
 		data_sent(nic, p, now);
@@ -121,56 +122,41 @@ static void serialization_end(void *arg, ps_t now)
 	} else {
 		NIC_SUB(nic->egress_ctl_used, wire_len(p));
 	}
-	nic_monitor(nic, now, true, p, qpn, p->dqpn, 0);
-	if (port->down) { /* set down by the control socket: not the link's window */
+	nic_monitor(nic, now, true, p, nic_pkt_meta(p).src_qpn, p->dqpn, 0);
+	if (port->down_at_start) { /* set down by the control socket: not the link's window */
 		nic->c.tx_drop_port_down++;
-		pkt_put(nic->pool, p);
 		port_start(nic, now);
 		return;
 	}
-	switch (link_verdict(port->link, p, nic->port.on_wire_start, now)) {
+	switch (port->verdict) {
 	case LINK_PASS:
-		nic->host.transmit(nic->host.ctx, p, now + port->delay);
 		break;
 	case LINK_LOST:
 		nic->c.tx_drop_link_lost++;
-		pkt_put(nic->pool, p);
 		break;
 	case LINK_DOWN:
 		nic->c.tx_drop_link_down++;
-		pkt_put(nic->pool, p);
 		break;
 	case LINK_DROP_RULE:
 		nic->c.tx_drop_rule++;
-		pkt_put(nic->pool, p);
 		break;
 	}
 	port_start(nic, now);
 }
 
-/* Seed, Packets on the wire: at the port's rate, no interframe gap.  When
- * 8 s / rate is whole picoseconds the product is time_serialize's exact
- * result, without its 128-bit division. */
-static ps_t serialization_time(const struct nic_port *port, uint32_t len)
-{
-	return port->ps_per_byte ? len * port->ps_per_byte : time_serialize(len, port->rate);
-}
-
 ps_t nic_tx_floor(const struct nic *nic, ps_t from)
 {
-	const struct nic_port *port = &nic->port;
-
-	if (port->on_wire)
-		return port->on_wire_start + serialization_time(port, wire_len(port->on_wire)) +
-		       port->delay;
-	return from + serialization_time(port, WIRE_MIN_LEN) + port->delay;
+	return egress_tx_floor(&nic->port.out, from);
 }
 
-/* Control ahead of waiting data (seed, Packet marking). */
+/* Control ahead of waiting data (seed, Packet marking).  The frame is
+ * handed over as its serialization starts, with its arrival time
+ * (core/egress.h); a port set down after that does not recall it. */
 static void port_start(struct nic *nic, ps_t now)
 {
 	struct nic_port *port = &nic->port;
 	struct pkt *p = dequeue(&port->ctl_head, &port->ctl_tail);
+	ps_t arrival;
 
 	if (p) {
 		NIC_SUB(port->ctl_queued, wire_len(p));
@@ -184,8 +170,12 @@ static void port_start(struct nic *nic, ps_t now)
 			s->tx_start = now;
 	}
 	port->busy = true;
-	port->on_wire = p;
-	port->on_wire_start = now;
-	events_schedule(nic->ev, now + serialization_time(port, wire_len(p)), serialization_end,
-			nic);
+	port->on_wire = *p;
+	port->down_at_start = port->down;
+	port->verdict = egress_start(&port->out, p, wire_len(p), port->down, now, &arrival);
+	if (port->verdict == LINK_PASS)
+		nic->host.transmit(nic->host.ctx, p, arrival);
+	else
+		pkt_put(nic->pool, p);
+	events_schedule(nic->ev, port->out.busy_until, serialization_end, nic);
 }

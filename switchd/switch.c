@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/egress.h"
 #include "core/invariant.h"
 #include "core/rng.h"
 #define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
@@ -71,16 +72,12 @@ struct sw_class {
 struct sw_port {
 	/* read for every frame */
 	struct sw *sw;
-	ps_t busy_until;  /* end of the frame being serialized */
-	ps_t ps_per_byte; /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
-	ps_t delay;
+	struct egress out; /* serialization, the link's verdict, hand-over */
 	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
-	uint64_t rate;	   /* bits/s: topology_port_rate (§12 rule 13) */
 	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
-	bool wake_pending; /* port_free is scheduled at busy_until */
+	bool wake_pending; /* port_free is scheduled at out.busy_until */
 	bool down;
 	bool faces_nic;	  /* the hop to a NIC: trimmed-last-hop */
-	bool link_faults; /* the link has loss, down windows or drop rules */
 	bool drr_fresh;	  /* drr_cur has not had its quantum this turn */
 	uint8_t seen;	  /* bit tc: the class ever saw traffic */
 	uint8_t peer_mac[6];
@@ -88,7 +85,6 @@ struct sw_port {
 	int drr_cur; /* TC0 or TC1: whose turn */
 	uint64_t deficit[2];
 
-	struct link_end *link;
 	const char *peer_name;
 	struct sw_class cls[SW_NUM_TC];
 	struct sw_counters last[SW_NUM_TC]; /* at the last stats row */
@@ -189,14 +185,8 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 
 	port->sw = sw;
 	port->index = i;
-	port->link = &prm->links[i];
-	port->link_faults =
-	    port->link->attrs->ndown || port->link->attrs->ndrops || port->link->attrs->loss > 0;
-	port->rate = topology_port_rate(t, sw->node, i);
-	if (port->rate && (8 * PS_PER_S) % port->rate == 0)
-		port->ps_per_byte = 8 * PS_PER_S / port->rate;
-	port->delay = port->link->delay;
-	config_switch_resolve(&a, port->rate);
+	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);
+	config_switch_resolve(&a, port->out.rate);
 	port->limit = a.egress_queue_limit;
 	port->faces_nic = peer->kind != NODE_SWITCH;
 	port->peer_name = peer->name;
@@ -414,12 +404,6 @@ static struct pkt *pop(struct sw_port *port, int tc, uint32_t *lenp)
 	return p;
 }
 
-/* Seed, Packets on the wire: at the port's rate, no interframe gap. */
-static ps_t serialization_time(const struct sw_port *port, uint32_t len)
-{
-	return port->ps_per_byte ? len * port->ps_per_byte : time_serialize(len, port->rate);
-}
-
 static bool is_ect(uint8_t ecn)
 {
 	return ecn == WIRE_ECN_ECT0 || ecn == WIRE_ECN_ECT1;
@@ -554,42 +538,35 @@ static void port_free(void *arg, ps_t now);
 
 ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from)
 {
-	const struct sw_port *p = &sw->ports[port];
-	ps_t start = from > p->busy_until ? from : p->busy_until;
-
-	return start + serialization_time(p, WIRE_MIN_LEN) + p->delay;
+	return egress_tx_floor(&sw->ports[port].out, from);
 }
 
-/* Seed, Packets on the wire: the frame is serialized over [now, end) and
- * reaches the far end one link delay after `end`, unless the link loses it
- * in that window (link.h).  Both are known when serialization starts, so
- * the frame is handed over then, with its arrival time (the host delivers
- * it at that time, docs/architecture.md), and the port needs an event at `end`
- * only when frames are waiting: an idle fabric costs one event per hop.
- * A port set down after a frame's serialization began does not recall it. */
+/* The frame is handed over when its serialization starts, with its arrival
+ * time (core/egress.h), and the port needs an event at its end only when
+ * frames are waiting: an idle fabric costs one event per hop.  A port set
+ * down after a frame's serialization began does not recall it. */
 static void port_start(struct sw_port *port, ps_t now)
 {
 	struct sw *sw = port->sw;
-	enum sw_drop why = SW_DROP_COUNT;
+	enum sw_drop why;
 	int tc = pick_class(sw, port);
 	uint32_t len;
 	struct pkt *p;
+	ps_t arrival;
 
 	if (tc < 0)
 		return;
 	p = pop(port, tc, &len);
-	port->busy_until = now + serialization_time(port, len);
+	why = verdict_drop(egress_start(&port->out, p, len, port->down, now, &arrival));
 	if (port->down)
 		why = SW_DROP_PORT_DOWN;
-	else if (port->link_faults) /* a clean link passes every frame */
-		why = verdict_drop(link_verdict(port->link, p, now, port->busy_until));
 	if (why == SW_DROP_COUNT)
-		sw->host.transmit(sw->host.ctx, port->index, p, port->busy_until + port->delay);
+		sw->host.transmit(sw->host.ctx, port->index, p, arrival);
 	else
 		drop(sw, port, tc, p, why);
 	if (port->nonempty) {
 		port->wake_pending = true;
-		events_schedule(sw->ev, port->busy_until, port_free, port);
+		events_schedule(sw->ev, port->out.busy_until, port_free, port);
 	}
 }
 
@@ -609,12 +586,12 @@ static void port_kick(struct sw_port *port, ps_t now)
 {
 	if (port->wake_pending)
 		return;
-	if (now >= port->busy_until) {
+	if (egress_idle(&port->out, now)) {
 		port_start(port, now);
 		return;
 	}
 	port->wake_pending = true;
-	events_schedule(port->sw->ev, port->busy_until, port_free, port);
+	events_schedule(port->sw->ev, port->out.busy_until, port_free, port);
 }
 void sw_port_set_down(struct sw *sw, int port, bool down)
 {

@@ -193,7 +193,7 @@ static void bench_start(struct bench *b)
 		    .name = i ? "h1" : "h0",
 		    .attrs = &b->attrs[i],
 		    .link = &b->link[i],
-		    .peer_rate = 400000000000ULL,
+		    .rate = 400000000000ULL, /* DataRate and the link's */
 		    .mac = mac[i],
 		    .peer_mac = mac[!i],
 		    .seed = 1,

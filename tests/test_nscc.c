@@ -107,7 +107,7 @@ static struct bench *bench_new(void (*set)(struct nic_attrs *))
 	struct nic_params prm = {.name = "h0",
 				 .attrs = &b->attrs,
 				 .link = &b->link,
-				 .peer_rate = b->attrs.data_rate,
+				 .rate = b->attrs.data_rate,
 				 .mac = mac[0],
 				 .peer_mac = mac[1],
 				 .seed = 1,

@@ -41,6 +41,7 @@ struct sim_wire {
 	struct sw *sw;
 	struct capture *rx_cap, *tx_cap; /* pcaps of both ends, or NULL */
 	ps_t delay;			 /* the link's */
+	uint64_t tx_cap_key;		 /* order key of the sender's pcap writes */
 	uint64_t seq;
 	uint32_t rx_port_id;
 	int to_node, to_port;
@@ -116,10 +117,12 @@ static void arrive(void *arg, ps_t now)
 		pkt_put(&w->sim->pool, p);
 }
 
-/* A switch hands a frame over when its serialization starts (switch.c),
- * a NIC when it ends; the sender's pcap shows it when it ends, written at
- * that time (order key 0: before the arrivals of that picosecond) so that
- * every pcap stays in time order. */
+/* Engines hand a frame over when its serialization starts (core/egress.h);
+ * the sender's pcap shows it when it ends, written at that time so that
+ * every pcap stays in time order.  Among frames of one picosecond a
+ * switch's sent frame comes before that picosecond's arrivals (order key 0)
+ * and a NIC's after them (engine order): the order their pcaps have always
+ * had (tx_cap_key). */
 static void capture_sent(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
@@ -162,7 +165,7 @@ static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
 		capture_pkt(w->sim, w->tx_cap, p, arrival - w->delay);
 	} else if (w->tx_cap) {
 		w->uncaptured++;
-		events_schedule_key(w->q, arrival - w->delay, 0, capture_sent, w);
+		events_schedule_key(w->q, arrival - w->delay, w->tx_cap_key, capture_sent, w);
 	}
 	events_schedule_key(w->q, arrival, events_key_arrival(w->rx_port_id, w->seq++), arrive, w);
 }
@@ -210,19 +213,6 @@ static bool workload_done(const struct sim *s)
 }
 
 /* ---- building the engines ----------------------------------------------- */
-
-/* A NIC's far end runs at the link's rate, or at the peer NIC's DataRate
- * when that is lower (seed, Packets on the wire; §12 rule 13). */
-static uint64_t peer_rate(const struct topology *t, int node, int port)
-{
-	const struct topo_port *tp = &t->nodes[node].ports[port];
-	uint64_t rate = t->links[tp->link].attrs.rate;
-	const struct topo_node *peer = &t->nodes[tp->peer];
-
-	if (peer->kind == NODE_NIC && peer->nic.data_rate < rate)
-		rate = peer->nic.data_rate;
-	return rate;
-}
 
 static bool open_capture(struct sim *s, struct sim_port *port, const char *outdir, char *err,
 			 size_t errlen)
@@ -286,6 +276,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 			return false;
 		}
 		port->out.tx_cap = port->cap;
+		port->out.tx_cap_key = tn->kind == NODE_NIC ? EVENTS_KEY_ENGINE : 0;
 	}
 	if (tn->kind == NODE_SWITCH)
 		return build_switch(s, n, report);
@@ -294,7 +285,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 	struct nic_params prm = {.name = tn->name,
 				 .attrs = &tn->nic,
 				 .link = &n->links[0],
-				 .peer_rate = peer_rate(s->t, i, 0),
+				 .rate = topology_port_rate(s->t, i, 0),
 				 .mac = tn->mac,
 				 .peer_mac = s->t->nodes[tn->ports[0].peer].mac,
 				 .seed = s->t->emu.seed,

@@ -155,7 +155,7 @@ static void build(struct fz *fz)
 		struct nic_params prm = {.name = tn->name,
 					 .attrs = &tn->nic,
 					 .link = &fz->nodes[i].links[0],
-					 .peer_rate = topo->links[tn->ports[0].link].attrs.rate,
+					 .rate = topology_port_rate(topo, i, 0),
 					 .mac = tn->mac,
 					 .peer_mac = topo->nodes[2].mac,
 					 .seed = 1,

@@ -1,0 +1,63 @@
+/* emulator/core/egress.h — an engine's egress port, the NIC's and each of a
+ * switch's (docs/architecture.md, The engine contract).
+ *
+ * The engine keeps its own queues and picks the next frame; the port owns
+ * what both engines share: serialization at the port's rate (seed, Packets
+ * on the wire: no interframe gap; docs/protocol.md §12 rule 13, the rate
+ * topology_port_rate gives), the link's fault verdict over the frame's time
+ * on the wire, and the one instant a frame is handed to the host: the start
+ * of its serialization, with its arrival at the far end (the end of its
+ * serialization plus the link's delay).  Both are known then, so the hosts
+ * treat every engine alike and the promises' lookahead (egress_tx_floor,
+ * docs/promises.md) is one formula. */
+#ifndef EMULATOR_EGRESS_H
+#define EMULATOR_EGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "link.h"
+#include "time.h"
+#include "wire.h"
+
+struct egress {
+	uint64_t rate;	       /* bits/s */
+	ps_t ps_per_byte;      /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
+	ps_t delay;	       /* the link's */
+	ps_t busy_until;       /* end of the last frame's serialization */
+	struct link_end *link; /* the sending direction */
+	bool link_faults;      /* loss, down windows or drop rules to ask about */
+};
+
+/* A port at `rate` (topology_port_rate) on `link`, idle. */
+void egress_init(struct egress *e, uint64_t rate, struct link_end *link);
+
+/* How long len bytes take on the wire.  When 8 s / rate is whole
+ * picoseconds the product is time_serialize's exact result, without its
+ * 128-bit division. */
+static inline ps_t egress_serialization(const struct egress *e, uint32_t len)
+{
+	return e->ps_per_byte ? len * e->ps_per_byte : time_serialize(len, e->rate);
+}
+
+/* Whether a frame may start at now (the one before it has ended). */
+static inline bool egress_idle(const struct egress *e, ps_t now)
+{
+	return now >= e->busy_until;
+}
+
+/* Start serializing p (len wire bytes) at now: the port is busy until its
+ * end, *arrival is when it reaches the far end, and the verdict says
+ * whether the link carries it (link.h).  A port set down (`down`) loses it
+ * as LINK_DOWN; then, and on a clean link, the link is not asked, so it
+ * draws no random number. */
+enum link_verdict egress_start(struct egress *e, const struct pkt *p, uint32_t len, bool down,
+			       ps_t now, ps_t *arrival);
+
+/* The earliest arrival at the far end of any frame the port can still hand
+ * over, when no event before `from` is left to run (docs/promises.md): a
+ * frame starts at max(from, the end of the one on the wire), so it arrives
+ * no earlier than that + a minimum frame's serialization + the delay. */
+ps_t egress_tx_floor(const struct egress *e, ps_t from);
+
+#endif

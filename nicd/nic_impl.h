@@ -310,10 +310,16 @@ struct nic_port {
 	struct pkt *data_head, *data_tail;
 	uint64_t ctl_queued; /* bytes waiting in the control queue */
 	bool busy;
-	/* The frame being serialized, as it was handed to the host at the
-	 * start (core/egress.h): its end releases its egress room, starts its
-	 * timer and writes its monitor row from this copy. */
-	struct pkt on_wire;
+	/* The frame being serialized was handed to the host at its start
+	 * (core/egress.h); its end releases its egress room and starts its
+	 * timer from what is kept of it here, and writes its monitor row
+	 * from a copy kept only while the monitor is on. */
+	struct nic_sent {
+		uint32_t len, payload_len, dqpn;
+		uint8_t opcode, flags;
+		struct nic_pkt_meta meta;
+	} sent;
+	struct pkt sent_copy;
 	enum link_verdict verdict; /* the link's, counted at the end */
 	bool down;		   /* set by the control socket */
 	bool down_at_start;	   /* ... when the frame on the wire started */

@@ -58,10 +58,9 @@ void nic_port_send(struct nic *nic, struct pkt *p, bool control, ps_t now)
 		port_start(nic, now);
 }
 
-/* The sending side of the data packet p, when it is still open. */
-static struct nic_seg *seg_of(struct nic *nic, const struct pkt *p)
+/* The sending side of the data packet a frame carries, when still open. */
+static struct nic_seg *seg_of(struct nic *nic, struct nic_pkt_meta m)
 {
-	struct nic_pkt_meta m = nic_pkt_meta(p);
 	struct nic_qp_send *sq = hmap_get(&nic->send_qps, m.src_qpn);
 	struct nic_seg *s;
 
@@ -85,23 +84,22 @@ static void release_data(struct nic *nic, uint32_t len, ps_t now)
 
 /* A data packet's last bit has left: its timer starts, and the first
  * transmission of a message's last packet is SEND_COMPLETE (§10). */
-static void data_sent(struct nic *nic, const struct pkt *p, ps_t now)
+static void data_sent(struct nic *nic, const struct nic_sent *f, ps_t now)
 {
-	struct nic_seg *s = seg_of(nic, p);
-	struct nic_pkt_meta m = nic_pkt_meta(p);
+	struct nic_seg *s = seg_of(nic, f->meta);
 
-	release_data(nic, wire_len(p), now);
+	release_data(nic, f->len, now);
 	nic->c.tx_data_pkts++;
-	nic->c.tx_data_bytes += p->payload_len;
-	if (p->flags & WIRE_BTH_A)
+	nic->c.tx_data_bytes += f->payload_len;
+	if (f->flags & WIRE_BTH_A)
 		nic->c.tx_ar_pkts++;
-	if (!s || m.rtx_origin == RTX_REREQUEST)
+	if (!s || f->meta.rtx_origin == RTX_REREQUEST)
 		return;
 	if (s->state == SEG_EGRESS) {
 		s->state = SEG_OUTSTANDING;
 		nic_timer_start(nic, s, now);
 	}
-	if (m.tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
+	if (f->meta.tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
 		nic_send_complete(nic, s->sq, now);
 }
 
@@ -111,18 +109,18 @@ static void serialization_end(void *arg, ps_t now)
 {
 	struct nic *nic = arg;
 	struct nic_port *port = &nic->port;
-	const struct pkt *p = &port->on_wire;
+	const struct nic_sent *f = &port->sent;
 
 	port->busy = false;
-	if (wire_is_data(p)) {
-		data_sent(nic, p, now);
-	} else if (p->opcode == WIRE_OP_PROBE) { /* data class, no PSN */
-		release_data(nic, wire_len(p), now);
+	if (wire_kind_of(f->opcode) == WIRE_KIND_DATA) {
+		data_sent(nic, f, now);
+	} else if (f->opcode == WIRE_OP_PROBE) { /* data class, no PSN */
+		release_data(nic, f->len, now);
 		nic->c.tx_probe++;
 	} else {
-		NIC_SUB(nic->egress_ctl_used, wire_len(p));
+		NIC_SUB(nic->egress_ctl_used, f->len);
 	}
-	nic_monitor(nic, now, true, p, nic_pkt_meta(p).src_qpn, p->dqpn, 0);
+	nic_monitor(nic, now, true, &port->sent_copy, f->meta.src_qpn, f->dqpn, 0);
 	if (port->down_at_start) { /* set down by the control socket: not the link's window */
 		nic->c.tx_drop_port_down++;
 		port_start(nic, now);
@@ -156,6 +154,7 @@ static void port_start(struct nic *nic, ps_t now)
 {
 	struct nic_port *port = &nic->port;
 	struct pkt *p = dequeue(&port->ctl_head, &port->ctl_tail);
+	struct nic_sent *f = &port->sent;
 	ps_t arrival;
 
 	if (p) {
@@ -163,16 +162,19 @@ static void port_start(struct nic *nic, ps_t now)
 	} else if (!(p = dequeue(&port->data_head, &port->data_tail))) {
 		return;
 	} else {
-		struct nic_seg *s = seg_of(nic, p);
+		struct nic_seg *s = seg_of(nic, nic_pkt_meta(p));
 		/* §12 rule 9: RTT is measured from the start of the packet's
 		 * last serialization. */
 		if (s && nic_pkt_meta(p).rtx_origin != RTX_REREQUEST)
 			s->tx_start = now;
 	}
 	port->busy = true;
-	port->on_wire = *p;
+	*f = (struct nic_sent){wire_len(p), p->payload_len, p->dqpn, p->opcode, p->flags,
+			       nic_pkt_meta(p)};
+	if (nic->a.monitor && nic->rec.monitor)
+		port->sent_copy = *p;
 	port->down_at_start = port->down;
-	port->verdict = egress_start(&port->out, p, wire_len(p), port->down, now, &arrival);
+	port->verdict = egress_start(&port->out, p, f->len, port->down, now, &arrival);
 	if (port->verdict == LINK_PASS)
 		nic->host.transmit(nic->host.ctx, p, arrival);
 	else

@@ -11,16 +11,6 @@ void egress_init(struct egress *e, uint64_t rate, struct link_end *link)
 	e->link_faults = a->ndown || a->ndrops || a->loss > 0;
 }
 
-enum link_verdict egress_start(struct egress *e, const struct pkt *p, uint32_t len, bool down,
-			       ps_t now, ps_t *arrival)
-{
-	e->busy_until = now + egress_serialization(e, len);
-	*arrival = e->busy_until + e->delay;
-	if (down)
-		return LINK_DOWN;
-	return e->link_faults ? link_verdict(e->link, p, now, e->busy_until) : LINK_PASS;
-}
-
 ps_t egress_tx_floor(const struct egress *e, ps_t from)
 {
 	ps_t start = from > e->busy_until ? from : e->busy_until;

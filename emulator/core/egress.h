@@ -51,8 +51,15 @@ static inline bool egress_idle(const struct egress *e, ps_t now)
  * whether the link carries it (link.h).  A port set down (`down`) loses it
  * as LINK_DOWN; then, and on a clean link, the link is not asked, so it
  * draws no random number. */
-enum link_verdict egress_start(struct egress *e, const struct pkt *p, uint32_t len, bool down,
-			       ps_t now, ps_t *arrival);
+static inline enum link_verdict egress_start(struct egress *e, const struct pkt *p, uint32_t len,
+					     bool down, ps_t now, ps_t *arrival)
+{
+	e->busy_until = now + egress_serialization(e, len);
+	*arrival = e->busy_until + e->delay;
+	if (down)
+		return LINK_DOWN;
+	return e->link_faults ? link_verdict(e->link, p, now, e->busy_until) : LINK_PASS;
+}
 
 /* The earliest arrival at the far end of any frame the port can still hand
  * over, when no event before `from` is left to run (docs/promises.md): a

@@ -169,8 +169,12 @@ static void port_start(struct nic *nic, ps_t now)
 			s->tx_start = now;
 	}
 	port->busy = true;
-	*f = (struct nic_sent){wire_len(p), p->payload_len, p->dqpn, p->opcode, p->flags,
-			       nic_pkt_meta(p)};
+	*f = (struct nic_sent){.len = wire_len(p),
+			       .payload_len = p->payload_len,
+			       .dqpn = p->dqpn,
+			       .opcode = p->opcode,
+			       .flags = p->flags,
+			       .meta = nic_pkt_meta(p)};
 	if (nic->a.monitor && nic->rec.monitor)
 		port->sent_copy = *p;
 	port->down_at_start = port->down;

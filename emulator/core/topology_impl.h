@@ -61,8 +61,7 @@ void *loader_grow(void *p, int n, size_t size);
 
 /* topology.c: a section of the file, a [nic NAME] or [switch NAME], a [link A B]. */
 void loader_add_section(struct loader *ld, enum sec_kind kind, int index, const char *hdr);
-void loader_declare_node(struct loader *ld, const char *hdr, enum node_kind kind,
-			 const char *name);
+void loader_declare_node(struct loader *ld, const char *hdr, enum node_kind kind, const char *name);
 void loader_declare_link(struct loader *ld, const char *hdr, const char *a, const char *b);
 
 /* topology_read.c: every section and attribute line of ld->f, with its line. */

@@ -11,11 +11,11 @@
 #define DEFAULT_TOPOLOGY "configs/default.ini"
 
 /* --set, shared by sim, run and up (docs/cli.md, Sweeps). */
-#define SET_HELP                                                                                  \
+#define SET_HELP                                                                                   \
 	"      --set SECTION.ATTRIBUTE=VALUE\n"                                                    \
-	"                     override an attribute after the file: SECTION is emulation,\n"     \
-	"                     nic, switch or link, and the value applies to [emulation] or\n"    \
-	"                     to every NIC, switch or link (e.g. --set nic.MSS=2048); up\n"      \
+	"                     override an attribute after the file: SECTION is emulation,\n"       \
+	"                     nic, switch or link, and the value applies to [emulation] or\n"      \
+	"                     to every NIC, switch or link (e.g. --set nic.MSS=2048); up\n"        \
 	"                     to 32, in order; for sweeps without editing the file\n"
 
 /* One line naming the bad option of `mrcemu CMD`; returns 2. */

@@ -3,10 +3,21 @@
 #ifndef PCAP_CAPTURE_H
 #define PCAP_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/events.h"
 #include "core/time.h"
+
+/* The hosts write a sent frame to its port's pcap when its serialization
+ * ends, by an event of this order key: among frames of one picosecond, a
+ * NIC's after that picosecond's arrivals (engine order), a switch's before
+ * them, the order their pcaps have always had; sim and run agree on it. */
+static inline uint64_t capture_sent_key(bool from_nic)
+{
+	return from_nic ? EVENTS_KEY_ENGINE : 0;
+}
 
 struct capture;
 

@@ -292,7 +292,7 @@ static void capture_tx(struct daemon *d, struct daemon_port *port, const uint8_t
 	c->cap = port->cap;
 	c->len = n;
 	memcpy(c->frame, buf, n);
-	events_schedule_key(d->q, end, 0, capture_sent, c);
+	events_schedule_key(d->q, end, capture_sent_key(d->me->kind == NODE_NIC), capture_sent, c);
 }
 
 /* Build p and send it on port (queued in the port's batch). */

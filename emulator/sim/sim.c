@@ -119,10 +119,8 @@ static void arrive(void *arg, ps_t now)
 
 /* Engines hand a frame over when its serialization starts (core/egress.h);
  * the sender's pcap shows it when it ends, written at that time so that
- * every pcap stays in time order.  Among frames of one picosecond a
- * switch's sent frame comes before that picosecond's arrivals (order key 0)
- * and a NIC's after them (engine order): the order their pcaps have always
- * had (tx_cap_key). */
+ * every pcap stays in time order (capture_sent_key orders it among the
+ * frames of that picosecond). */
 static void capture_sent(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
@@ -276,7 +274,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 			return false;
 		}
 		port->out.tx_cap = port->cap;
-		port->out.tx_cap_key = tn->kind == NODE_NIC ? EVENTS_KEY_ENGINE : 0;
+		port->out.tx_cap_key = capture_sent_key(tn->kind == NODE_NIC);
 	}
 	if (tn->kind == NODE_SWITCH)
 		return build_switch(s, n, report);

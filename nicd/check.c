@@ -169,8 +169,9 @@ static const char *check_port(struct check *c)
 	if (queued != port->ctl_queued)
 		return broken(c, "ctl_queued %llu, control frames queued %llu", port->ctl_queued,
 			      queued);
-	if (port->on_wire && !wire_is_data(port->on_wire) && port->on_wire->opcode != WIRE_OP_PROBE)
-		ctl = wire_len(port->on_wire);
+	if (port->busy && wire_kind_of(port->sent.opcode) != WIRE_KIND_DATA &&
+	    port->sent.opcode != WIRE_OP_PROBE)
+		ctl = port->sent.len;
 	if (nic->egress_ctl_used != queued + ctl)
 		return broken(c, "egress_ctl_used %llu, control bytes queued or on the wire %llu",
 			      nic->egress_ctl_used, queued + ctl);

@@ -64,6 +64,9 @@ bool launch_pid_alive(pid_t pid);
  * (log NULL: just remove a stale one). */
 void launch_log_keep(const char *log, const char *outdir, const char *node);
 
+/* Whether anything (a file, a link, a socket) is at path. */
+bool launch_path_exists(const char *path);
+
 /* CLOCK_MONOTONIC in ns. */
 uint64_t launch_mono_ns(void);
 

@@ -27,6 +27,12 @@ uint64_t launch_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+bool launch_path_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
 /* iproute2 lives in /usr/sbin or /sbin, which a user's PATH may lack. */
 static const char *ip_path(void)
 {

@@ -1,0 +1,272 @@
+/* emulator/launch/launch_follow.c — following a run to its end
+ * (docs/promises.md, One end; Idle fabrics jump): `status` rounds, the
+ * progress line, T_end, and at max the conducting of an idle fabric by
+ * grants. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch_run.h"
+
+/* ---- running ------------------------------------------------------------------ */
+
+static bool workload_done(const struct launch *l)
+{
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (l->t->nodes[i].kind != NODE_NIC)
+			continue;
+		if (!d->answered_ns || d->sends < d->sends_total || d->receives < d->receives_total)
+			return false;
+	}
+	return true;
+}
+
+/* Where the emulation stands: the clock's virtual time, or at max the least
+ * a daemon has reached (its floor, docs/promises.md). */
+ps_t launch_virtual_now(const struct launch *l, uint64_t now)
+{
+	ps_t vt = PS_NEVER;
+
+	if (!l->max)
+		return vclock_at(&l->clock, now);
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].vt < vt)
+			vt = l->d[i].vt;
+	return vt == PS_NEVER ? 0 : vt;
+}
+
+/* docs/records.md: virtual time, messages done/total, violations, lateness. */
+static void progress_line(const struct launch *l, uint64_t now)
+{
+	uint64_t done = 0, total = 0, violations = 0, late = 0;
+	char vt[32], lt[32];
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		done += l->d[i].sends;
+		total += l->d[i].sends_total;
+		violations += l->d[i].violations;
+		late = l->d[i].late_max_ns > late ? l->d[i].late_max_ns : late;
+	}
+	fprintf(stderr,
+		"\rmrcemu run: virtual %s  messages %llu/%llu  violations %llu  late max %s\033[K",
+		time_format(launch_virtual_now(l, now), vt, sizeof(vt)), (unsigned long long)done,
+		(unsigned long long)total, (unsigned long long)violations,
+		time_format(late * PS_PER_NS, lt, sizeof(lt)));
+}
+
+static int status_all(struct launch *l, uint64_t now)
+{
+	char reply[LAUNCH_REPLY_MAX];
+
+	l->round_ok = true;
+	for (int i = 0; i < l->t->nnodes; i++) {
+		struct daemon *d = &l->d[i];
+		if (d->pid <= 0 || launch_status_poll(l, i, reply, sizeof(reply)))
+			continue;
+		l->round_ok = false;
+		/* A busy daemon may miss a poll; one silent this long is stuck. */
+		if (now > d->answered_ns + SILENT_TIMEOUT_MS * 1000000ULL) {
+			launch_daemon_report(l, i, "has not answered `status` for 30 s");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* max(done, busy) over the daemons: T_end once every floor has passed it
+ * (docs/promises.md, One end). */
+static ps_t end_bound(const struct launch *l)
+{
+	ps_t end = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (d->pid <= 0)
+			continue;
+		end = d->done > end ? d->done : end;
+		end = d->busy > end ? d->busy : end;
+	}
+	return end;
+}
+
+/* Every floor has passed end_bound: that is T_end, into l->end. */
+static bool end_passed(struct launch *l)
+{
+	ps_t end = end_bound(l), floor = PS_NEVER;
+
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].floor < floor)
+			floor = l->d[i].floor;
+	if (floor <= end)
+		return false;
+	l->end = end;
+	return true;
+}
+
+/* One end (docs/promises.md): T_end is the last completion plus the drain,
+ * the last instant any daemon held a frame or had one in flight; it is
+ * known once every daemon's floor has passed it (every event up to it has
+ * run).  0 when the daemons do not settle within the stop timeout. */
+static ps_t end_find(struct launch *l)
+{
+	uint64_t give_up = launch_mono_ns() + STOP_TIMEOUT_MS * 1000000ULL;
+
+	for (;;) {
+		if (end_passed(l))
+			return l->end;
+		if (launch_signals_wait(l, 1) || launch_daemons_died(l) ||
+		    launch_mono_ns() > give_up || status_all(l, launch_mono_ns()))
+			return 0;
+	}
+}
+
+/* Every daemon idle and every link's counts the same at both ends (nothing
+ * in flight); the sum of all counts, which only grow, in *sum. */
+static bool fabric_quiet(const struct launch *l, uint64_t *sum)
+{
+	*sum = 0;
+	if (!l->round_ok)
+		return false;
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		const struct topo_node *n = &l->t->nodes[i];
+		if (d->pid <= 0)
+			continue;
+		if (!d->idle)
+			return false;
+		for (int p = 0; p < n->nports; p++) {
+			const struct daemon *peer = &l->d[n->ports[p].peer];
+			if (peer->pid > 0 && d->link_tx[p] != peer->link_rx[n->ports[p].peer_port])
+				return false;
+			*sum += (uint64_t)d->link_tx[p] + d->link_rx[p];
+		}
+	}
+	return true;
+}
+
+static int grant_all(struct launch *l, ps_t g)
+{
+	char cmd[64], reply[LAUNCH_REPLY_MAX];
+
+	snprintf(cmd, sizeof(cmd), "grant %llu", (unsigned long long)g);
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 &&
+		    (!launch_ctl_send(l->d[i].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		     strncmp(reply, "ok", 2)))
+			return launch_fail(l, "daemon %s: `%s`: %s", l->t->nodes[i].name, cmd,
+					   reply);
+	l->grants++;
+	l->quiet = false;
+	return 0;
+}
+
+enum conduct { CONDUCT_ON, CONDUCT_END, CONDUCT_UNTIL, CONDUCT_FAILED };
+
+/* docs/promises.md, Idle fabrics jump: when two rounds of `status` in a row
+ * find the fabric quiet and unchanged, nothing more happens until a grant.
+ * With the workload done and no event left before max(done, busy), that
+ * is T_end and the run is over; otherwise every daemon is granted the
+ * earliest next event of any. */
+static enum conduct conduct(struct launch *l)
+{
+	uint64_t sum;
+	bool quiet = fabric_quiet(l, &sum), stable = quiet && l->quiet && sum == l->quiet_sum;
+	ps_t end = end_bound(l), g = PS_NEVER;
+
+	l->quiet = quiet;
+	l->quiet_sum = sum;
+	if (!stable)
+		return CONDUCT_ON;
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].next < g)
+			g = l->d[i].next;
+	if (workload_done(l) && g >= end) {
+		l->end = end;
+		return CONDUCT_END;
+	}
+	if (l->until && g >= l->until)
+		return CONDUCT_UNTIL;
+	if (g == PS_NEVER) {
+		launch_fail(l, "no daemon has an event left, yet messages are still open");
+		return CONDUCT_FAILED;
+	}
+	return grant_all(l, g) ? CONDUCT_FAILED : CONDUCT_ON;
+}
+
+/* A max run, conducted: until T_end, `until` or a failure. */
+static int follow_max(struct launch *l)
+{
+	uint64_t next_progress = 0, now;
+
+	for (;;) {
+		if (launch_signals_wait(l, l->quiet ? QUIET_POLL_MS : POLL_MS) ||
+		    launch_daemons_died(l))
+			return 1;
+		now = launch_mono_ns();
+		if (status_all(l, now))
+			return 1;
+		if (l->progress && now >= next_progress) {
+			progress_line(l, now);
+			next_progress = now + 200000000ULL;
+		}
+		if (workload_done(l) && !l->run_ns)
+			l->run_ns = now - l->started_ns;
+		if (l->round_ok && workload_done(l) && end_passed(l))
+			return 0;
+		if (l->until && launch_virtual_now(l, now) >= l->until && !workload_done(l))
+			break;
+		switch (conduct(l)) {
+		case CONDUCT_ON:
+			continue;
+		case CONDUCT_END:
+			return 0;
+		case CONDUCT_UNTIL:
+			break;
+		case CONDUCT_FAILED:
+			return 1;
+		}
+		break;
+	}
+	l->run_ns = launch_mono_ns() - l->started_ns;
+	return 0;
+}
+
+/* Until the workload is done (every NIC: sends finished and receives done)
+ * or `until` passes, or a daemon dies, or a signal comes. */
+int launch_follow(struct launch *l)
+{
+	uint64_t next_progress = 0, now;
+	int rc = 0;
+
+	if (l->max) {
+		rc = follow_max(l);
+		if (l->progress)
+			fputs("\r\033[K", stderr);
+		return rc;
+	}
+	for (;;) {
+		if (launch_signals_wait(l, POLL_MS) || launch_daemons_died(l)) {
+			rc = 1;
+			break;
+		}
+		now = launch_mono_ns();
+		if (status_all(l, now)) {
+			rc = 1;
+			break;
+		}
+		if (l->progress && now >= next_progress) {
+			progress_line(l, now);
+			next_progress = now + 200000000ULL;
+		}
+		if (now >= l->clock.epoch_ns &&
+		    (workload_done(l) || (l->until && launch_virtual_now(l, now) >= l->until))) {
+			l->run_ns = now - l->clock.epoch_ns;
+			if (workload_done(l))
+				l->end = end_find(l);
+			break;
+		}
+	}
+	if (l->progress)
+		fputs("\r\033[K", stderr);
+	return rc;
+}

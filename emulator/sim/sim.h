@@ -36,7 +36,8 @@ struct sim_result {
 	ps_t end;
 	bool capped; /* stopped at SIM_DEFAULT_LIMIT */
 	ps_t auto_rtt; /* the fabric round trip `auto` attributes took, or 0 */
-	double cpu_seconds;
+	double cpu_seconds;	/* the whole of sim_run */
+	double cpu_run_seconds; /* its events alone: no set-up, records or teardown */
 	char outdir[4096];
 	bool chakra_done;	  /* a Chakra trace: every node finished */
 	ps_t chakra_end;	  /* when its last node finished */

@@ -880,43 +880,63 @@ static uint64_t class_total(const struct sw *sw, size_t k)
 	return sum;
 }
 
+/* The name of the switch's counter i, NULL past the last. */
+static const char *counter_name(size_t i)
+{
+	if (i == 0)
+		return "rx_frames";
+	if (i < SW_AT_PAYLOAD)
+		return class_counter_name(i - SW_AT_CLASS);
+	if (i == SW_AT_PAYLOAD)
+		return "rx_drop_payload_not_pattern";
+	if (i == SW_AT_NO_MEMORY)
+		return "rx_drop_no_memory";
+	if (i - SW_AT_WIRE + 1 < WIRE_ERROR_COUNT) /* WIRE_OK is no drop */
+		return rx_drop_name((enum wire_error)(i - SW_AT_WIRE + 1));
+	return NULL;
+}
+
+/* Its value: a class counter's walks every port and class, so names are
+ * matched first (counter_name) and values made only when asked for. */
+static uint64_t counter_value(const struct sw *sw, size_t i)
+{
+	if (i == 0)
+		return sw->rx_frames;
+	if (i < SW_AT_PAYLOAD)
+		return class_total(sw, i - SW_AT_CLASS);
+	if (i == SW_AT_PAYLOAD)
+		return sw->rx_drop_payload;
+	if (i == SW_AT_NO_MEMORY)
+		return sw->rx_drop_no_memory;
+	return sw->rx_drop_wire[i - SW_AT_WIRE + 1];
+}
+
 bool sw_counter_at(const struct sw *sw, size_t i, struct counter *c)
 {
-	if (i == 0) {
-		*c = (struct counter){"rx_frames", sw->rx_frames};
-	} else if (i < SW_AT_PAYLOAD) {
-		*c = (struct counter){class_counter_name(i - SW_AT_CLASS),
-				      class_total(sw, i - SW_AT_CLASS)};
-	} else if (i == SW_AT_PAYLOAD) {
-		*c = (struct counter){"rx_drop_payload_not_pattern", sw->rx_drop_payload};
-	} else if (i == SW_AT_NO_MEMORY) {
-		*c = (struct counter){"rx_drop_no_memory", sw->rx_drop_no_memory};
-	} else if (i - SW_AT_WIRE + 1 < WIRE_ERROR_COUNT) {
-		enum wire_error e = (enum wire_error)(i - SW_AT_WIRE + 1); /* WIRE_OK is no drop */
-		*c = (struct counter){rx_drop_name(e), sw->rx_drop_wire[e]};
-	} else {
-		return false;
-	}
-	return true;
+	const char *name = counter_name(i);
+
+	if (name)
+		*c = (struct counter){name, counter_value(sw, i)};
+	return name != NULL;
 }
 
 uint64_t sw_counter(const struct sw *sw, const char *name)
 {
-	struct counter c;
+	const char *n;
 
-	for (size_t i = 0; sw_counter_at(sw, i, &c); i++)
-		if (!strcmp(c.name, name))
-			return c.value;
+	for (size_t i = 0; (n = counter_name(i)); i++)
+		if (!strcmp(n, name))
+			return counter_value(sw, i);
 	return UINT64_MAX;
 }
 
 uint64_t sw_port_counter(const struct sw *sw, int port, int tc, const char *name)
 {
-	struct counter c;
+	const char *n;
 
-	for (size_t i = 0; sw_counter_at(sw, i, &c); i++)
-		if (!strcmp(c.name, name) && (i < SW_AT_CLASS || i >= SW_AT_PAYLOAD))
-			return c.value; /* per switch */
+	for (size_t i = 0; (n = counter_name(i)); i++)
+		if (!strcmp(n, name) && (i < SW_AT_CLASS || i >= SW_AT_PAYLOAD))
+			return counter_value(sw, i); /* per switch */
 	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
 		return UINT64_MAX;
 	for (size_t k = 0; k < SW_CLASS_COUNTERS; k++)

@@ -99,7 +99,7 @@ static void test_same_time_key_then_sequence(void **state)
 	at(&log, t - 1, 6);
 	at(&log, t + 1, 7);
 	at_key(&log, t, events_key_arrival(1, 2), 8); /* same key: sequence */
-	at_key(&log, t, events_key_arrival(0, (1ULL << 43) - 1), 9);
+	at_key(&log, t, events_key_arrival(0, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1), 9);
 	assert_int_equal(events_pending(log.q), 10);
 	assert_int_equal(events_next(log.q), t - 1);
 	assert_int_equal(events_run_until(log.q, PS_NEVER), 10);
@@ -118,9 +118,9 @@ static void test_same_time_key_then_sequence(void **state)
 static void test_arrival_key_layout(void **state)
 {
 	(void)state;
-	assert_true(events_key_arrival(1, 0) > events_key_arrival(0, (1ULL << 43) - 1));
-	assert_true(events_key_arrival(0xFFFFF, (1ULL << 43) - 1) < EVENTS_KEY_ENGINE);
-	assert_int_equal(events_key_arrival(3, 7), (3ULL << 43) | 7);
+	assert_true(events_key_arrival(1, 0) > events_key_arrival(0, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1));
+	assert_true(events_key_arrival(0xFFFFFF, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1) < EVENTS_KEY_ENGINE);
+	assert_int_equal(events_key_arrival(3, 7), (3ULL << EVENTS_ARRIVAL_SEQ_BITS) | 7);
 }
 
 /* Times far past each wheel level, up to the 281 s of the 48-bit stamp and

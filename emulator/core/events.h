@@ -24,10 +24,14 @@ typedef uint64_t events_id;
 
 /* Order keys: arrivals sort before engine events at the same picosecond. */
 #define EVENTS_KEY_ENGINE UINT64_MAX
+/* 24 bits of receiving port (node x TOPO_MAX_PORTS + port: 262,144 nodes,
+ * a 32,768-host fat tree has 37,888), 39 bits of per-link frame sequence
+ * (5.5 x 10^11 frames), top bit clear. */
+#define EVENTS_ARRIVAL_SEQ_BITS 39
 static inline uint64_t events_key_arrival(uint32_t rx_port, uint64_t link_seq)
 {
-	/* 20 bits of port, 43 bits of per-link frame sequence, top bit clear */
-	return ((uint64_t)(rx_port & 0xFFFFF) << 43) | (link_seq & ((1ULL << 43) - 1));
+	return ((uint64_t)(rx_port & 0xFFFFFF) << EVENTS_ARRIVAL_SEQ_BITS) |
+	       (link_seq & ((1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1));
 }
 
 struct events *events_new(void);

@@ -29,11 +29,21 @@
 
 struct sim;
 
+/* A frame on a wire, and when it reaches the far end. */
+struct sim_frame {
+	struct pkt *p;
+	ps_t arrival;
+};
+
 /* One direction of a link: the frames on it, in order, in a ring (a
  * frame's own link field is in a cache line nothing else on the way reads),
- * and what a frame needs at both ends, in two cache lines. */
+ * and what a frame needs at both ends, in two cache lines.  Frames arrive
+ * in the order they were sent (docs/protocol.md §12 rule 16), so only the
+ * first has an arrival event: each arrival schedules the next one's.  Its
+ * event node is then written a frame's time before it runs, not a link's
+ * delay, and is still in the cache when it does. */
 struct sim_wire {
-	struct pkt **ring;
+	struct sim_frame *ring;
 	uint32_t head, len, cap; /* frames on the wire; cap a power of two */
 	uint32_t uncaptured;	 /* the last of them, not yet in the sender's pcap */
 	struct events *q;
@@ -42,7 +52,7 @@ struct sim_wire {
 	struct capture *rx_cap, *tx_cap; /* pcaps of both ends, or NULL */
 	ps_t delay;			 /* the link's */
 	uint64_t tx_cap_key;		 /* order key of the sender's pcap writes */
-	uint64_t seq;
+	uint64_t seq;			 /* frames ever sent: the next one's link sequence */
 	uint32_t rx_port_id;
 	int to_node, to_port;
 	struct sim *sim;
@@ -100,13 +110,25 @@ static void capture_pkt(struct sim *s, struct capture *cap, const struct pkt *p,
 		capture_write(cap, t, s->frame, n);
 }
 
+static void arrive(void *arg, ps_t now);
+
+/* The first frame on the wire gets its arrival event, ordered by the
+ * receiving port and its link sequence (the frames sent after it are
+ * still on the wire). */
+static void schedule_arrival(struct sim_wire *w)
+{
+	events_schedule_key(w->q, w->ring[w->head].arrival,
+			    events_key_arrival(w->rx_port_id, w->seq - w->len), arrive, w);
+}
+
 static void arrive(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
-	struct pkt *p = w->ring[w->head];
+	struct pkt *p = w->ring[w->head].p;
 
 	w->head = (w->head + 1) & (w->cap - 1);
-	w->len--;
+	if (--w->len)
+		schedule_arrival(w);
 	if (w->rx_cap)
 		capture_pkt(w->sim, w->rx_cap, p, now);
 	if (w->nic)
@@ -124,7 +146,7 @@ static void arrive(void *arg, ps_t now)
 static void capture_sent(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
-	struct pkt *p = w->ring[(w->head + w->len - w->uncaptured) & (w->cap - 1)];
+	struct pkt *p = w->ring[(w->head + w->len - w->uncaptured) & (w->cap - 1)].p;
 
 	w->uncaptured--;
 	capture_pkt(w->sim, w->tx_cap, p, now);
@@ -133,7 +155,7 @@ static void capture_sent(void *arg, ps_t now)
 static bool wire_grow(struct sim_wire *w)
 {
 	uint32_t cap = w->cap ? 2 * w->cap : 16;
-	struct pkt **r = malloc(cap * sizeof(*r));
+	struct sim_frame *r = malloc(cap * sizeof(*r));
 
 	if (!r)
 		return false;
@@ -158,14 +180,16 @@ static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
 		fprintf(stderr, "mrcemu: out of memory for frames in flight\n");
 		abort();
 	}
-	w->ring[(w->head + w->len++) & (w->cap - 1)] = p;
+	w->ring[(w->head + w->len++) & (w->cap - 1)] = (struct sim_frame){p, arrival};
+	w->seq++;
+	if (w->len == 1)
+		schedule_arrival(w);
 	if (w->tx_cap && arrival - w->delay <= events_now(w->q)) {
 		capture_pkt(w->sim, w->tx_cap, p, arrival - w->delay);
 	} else if (w->tx_cap) {
 		w->uncaptured++;
 		events_schedule_key(w->q, arrival - w->delay, w->tx_cap_key, capture_sent, w);
 	}
-	events_schedule_key(w->q, arrival, events_key_arrival(w->rx_port_id, w->seq++), arrive, w);
 }
 
 /* A NIC has one port. */
@@ -571,7 +595,7 @@ static void sim_free(struct sim *s)
 		for (int p = 0; p < n->nports; p++) {
 			struct sim_wire *w = &n->ports[p].out;
 			for (uint32_t k = 0; k < w->len; k++)
-				pkt_put(&s->pool, w->ring[(w->head + k) & (w->cap - 1)]);
+				pkt_put(&s->pool, w->ring[(w->head + k) & (w->cap - 1)].p);
 			free(w->ring);
 			if (n->ports[p].cap)
 				capture_close(n->ports[p].cap);

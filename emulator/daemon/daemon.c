@@ -664,25 +664,40 @@ static void wait_end(struct daemon *d, uint64_t now)
 	d->wait_since = 0;
 }
 
+/* Read, run what is safe and due, send, until a pass neither reads nor
+ * runs anything (or the slice is over); then the promises, before the
+ * daemon waits.  Frames leave after every pass, so that neighbours go on
+ * while this daemon does; promises leave with them only after a pass that
+ * ran events: a pass that only read promise frames moves the floor, and
+ * so the promises, again at the next pass, and each move would cost a
+ * frame and a send per port.  Deferred to the end, they leave once per
+ * wake-up (docs/promises.md, Lookahead). */
 void daemon_advance(struct daemon *d)
 {
-	uint64_t begin = d->clock_ns(d->clock_ctx);
+	uint64_t begin = d->clock_ns(d->clock_ctx), mono = begin;
 
 	wait_end(d, begin);
 	while (d->state != DAEMON_STOPPING) {
-		uint64_t mono = d->clock_ns(d->clock_ctx), ran = 0;
+		uint64_t ran = 0;
 		bool running = d->state == DAEMON_RUNNING;
-		size_t in = drain_ports(d, running && !d->max ? vclock_at(&d->vc, mono) : 0);
+		size_t in;
 
+		mono = d->clock_ns(d->clock_ctx);
+		in = drain_ports(d, running && !d->max ? vclock_at(&d->vc, mono) : 0);
 		if (d->state != DAEMON_RUNNING)
 			break;
 		d->safe = safe_time(d);
 		ran = run_due(d, mono);
-		send_promises(d, mono);
+		if (ran)
+			send_promises(d, mono);
 		daemon_flush_ports(d);
 		check_violations(d);
 		if ((!ran && !in) || d->clock_ns(d->clock_ctx) - begin > ADVANCE_SLICE_NS)
 			break;
+	}
+	if (d->state == DAEMON_RUNNING) {
+		send_promises(d, mono);
+		daemon_flush_ports(d);
 	}
 	wait_begin(d);
 	arm_timer(d);

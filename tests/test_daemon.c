@@ -738,6 +738,61 @@ static void test_init_refuses_wrong_node(void **state)
 	assert_int_equal(f->d.ports[1].rx_id, 2 * TOPO_MAX_PORTS + 1);
 }
 
+/* Receive rings from the lookahead (docs/promises.md, Receive rings): the
+ * frames a link can bring in [F, F + window), window = two delays and two
+ * largest frames and a minimum frame, at a minimum frame's serialization
+ * apart, plus 256 promise frames; slots fit the fabric's largest frame. */
+static void test_rx_rings_from_the_lookahead(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon d;
+	struct daemon_args a = {.topology = f->path, .node = "h0", .out = f->out};
+	struct port_rx_size rx;
+	char path[160];
+	FILE *t;
+
+	/* s0 faces an external endpoint: frames up to 9,216 bytes anywhere.
+	 * 400 Gbps (20 ps a byte), 1 us: window 2 x 1,000,000 + 2 x (9,216 +
+	 * 4) x 20 + 58 x 20 = 2,369,960 ps = 2,043.1 minimum frames of 1,160
+	 * ps: 2,044 + 1 + 256 = 2,301 slots. */
+	rx = daemon_rx_size(&f->d, 0);
+	assert_int_equal(rx.slots, 2301);
+	assert_int_equal(rx.frame_max, PORT_MAX_FRAME);
+	rx = daemon_rx_size(&f->d, 2); /* x0 makes no promises */
+	assert_int_equal(rx.slots, PORT_RX_SLOTS);
+
+	/* No external endpoint, MSS 1,024 (a frame of 14 + 60 + 4 + 1,024 + 4
+	 * + 12 = 1,118 bytes), 100 Gbps (80 ps a byte), 500 ns: window 2 x
+	 * 500,000 + 2 x 1,122 x 80 + 58 x 80 = 1,184,160 ps = 255.2 minimum
+	 * frames of 4,640 ps: 256 + 1 + 256 = 513 slots. */
+	snprintf(path, sizeof(path), "%s/rings.ini", f->dir);
+	assert_non_null(t = fopen(path, "w"));
+	fputs("[emulation]\nname = tr\n[nic]\nMSS = 1024\n[nic h0]\nip = 10.0.0.1\n"
+	      "[nic h1]\nip = 10.0.0.2\n[link h0 h1]\nrate = 100Gbps\ndelay = 500ns\n",
+	      t);
+	fclose(t);
+	a.topology = path;
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 0);
+	rx = daemon_rx_size(&d, 0);
+	assert_int_equal(rx.slots, 513);
+	assert_int_equal(rx.frame_max, 1118);
+	daemon_destroy(&d);
+
+	/* The defaults (400 Gbps, 1 us, MSS 4,096: 4,190-byte frames): 1,870 +
+	 * 1 + 256 = 2,127 slots of 4,256 bytes, 9 MiB a port, as the 512
+	 * slots of 16 KiB were before. */
+	assert_non_null(t = fopen(path, "w"));
+	fputs("[emulation]\nname = tr\n[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n"
+	      "[link h0 h1]\n",
+	      t);
+	fclose(t);
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 0);
+	rx = daemon_rx_size(&d, 0);
+	assert_int_equal(rx.slots, 2127);
+	assert_int_equal(rx.frame_max, 4190);
+	daemon_destroy(&d);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 /* ---- control clients (issue 13, failure 5) ---- */
@@ -856,6 +911,7 @@ int main(void)
 	    T(test_commands),
 	    cmocka_unit_test(test_args),
 	    T(test_init_refuses_wrong_node),
+	    T(test_rx_rings_from_the_lookahead),
 	    T(test_ctl_clients_cannot_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -822,7 +822,7 @@ static bool open_ports(struct daemon *d)
 		struct daemon_port *port = &d->ports[i];
 		ev_io *w;
 
-		port->io = port_open(port->ifname, err, sizeof(err));
+		port->io = port_open(port->ifname, daemon_rx_size(d, i), err, sizeof(err));
 		if (!port->io) {
 			fprintf(stderr, "%s %s: %s\n", d->prog, d->me->name, err);
 			return false;

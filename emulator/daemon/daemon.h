@@ -151,6 +151,15 @@ extern const char DAEMON_LATENESS_HEADER[];
 /* Packets per slab of the pool, and so received-frame slots per slab. */
 #define DAEMON_RX_SLAB 1024
 
+/* Receive rings (docs/promises.md, Receive rings): each port to a daemon
+ * holds the frames its link can bring before the daemon reads them (a
+ * window of two delays and two largest frames, in minimum frames), this
+ * many promise frames besides, and no more than DAEMON_RX_SLOTS_MAX in all;
+ * slots fit the fabric's largest frame, at least DAEMON_RX_FRAME_MIN. */
+#define DAEMON_RX_PROMISE_SLOTS 256
+#define DAEMON_RX_SLOTS_MAX	16384
+#define DAEMON_RX_FRAME_MIN	512
+
 /* A conducted daemon wants promises for its next event only when it is
  * within this many promise ticks (half lookaheads) of its safe time;
  * farther, the fabric goes idle and the launcher grants it.  Its peers
@@ -297,6 +306,11 @@ struct csv *daemon_record(struct daemon *d, const char *base, const char *header
 /* Open the ports, the control socket, the timerfd and the loop.  One line on
  * stderr and false on failure. */
 bool daemon_open_io(struct daemon *d);
+
+/* The receive ring of port i (docs/promises.md, Receive rings): sized from
+ * the link's lookahead for a port to a daemon, PORT_RX_DEFAULT for one
+ * facing an external endpoint (whose frames the clock paces). */
+struct port_rx_size daemon_rx_size(const struct daemon *d, int i);
 
 /* Mirror ports (daemon_mirror.c): open m<PORT> for each of the node's
  * mirrors (false after one line on stderr); copy a frame port sends or

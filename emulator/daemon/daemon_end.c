@@ -75,6 +75,19 @@ static uint64_t promises(const struct daemon *d, bool sent)
 	return n;
 }
 
+/* Bytes of every frame the ports received (stamped, promise, external):
+ * with `frames` and `promises_received`, what the kernel moved to this
+ * daemon (scripts/bench-fidelity's floor). */
+static uint64_t rx_bytes(const struct daemon *d)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < d->nports; i++)
+		if (d->ports[i].io)
+			n += port_stats(d->ports[i].io)->rx_bytes;
+	return n;
+}
+
 static void write_lateness(struct daemon *d)
 {
 	struct csv *c = d->lateness;
@@ -93,6 +106,7 @@ static void write_lateness(struct daemon *d)
 	csv_u64(c, promises(d, false));
 	csv_u64(c, d->promise_waits);
 	csv_u64(c, d->wait_ns);
+	csv_u64(c, rx_bytes(d));
 	csv_end(c);
 }
 

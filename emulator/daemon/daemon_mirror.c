@@ -23,7 +23,9 @@ bool daemon_mirrors_open(struct daemon *d)
 	for (int k = 0; k < d->me->nmirrors; k++) {
 		int p = d->me->mirrors[k].port;
 		snprintf(ifname, sizeof(ifname), "m%d", p);
-		d->ports[p].mirror = port_open(ifname, err, sizeof(err));
+		/* Output only: what arrives on it is never read. */
+		d->ports[p].mirror =
+		    port_open(ifname, (struct port_rx_size){16, PORT_MAX_FRAME}, err, sizeof(err));
 		if (!d->ports[p].mirror) {
 			fprintf(stderr, "%s %s: mirror of port %d: %s\n", d->prog, d->me->name, p,
 				err);

@@ -12,7 +12,8 @@
 
 const char DAEMON_LATENESS_HEADER[] =
     "node,frames,stamped,violations,late_p50_ns,late_p99_ns,late_max_ns,wake_p50_ns,"
-    "wake_p99_ns,wake_max_ns,promises_sent,promises_received,promise_waits,promise_wait_ns";
+    "wake_p99_ns,wake_max_ns,promises_sent,promises_received,promise_waits,promise_wait_ns,"
+    "rx_bytes";
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -126,6 +127,53 @@ static int init_node(struct daemon *d, const struct daemon_args *a, enum node_ki
 	return 0;
 }
 
+/* The longest frame a link between daemons carries: a data packet of the
+ * largest MSS of any NIC, with a TSETH, an ICRC and the trailer; any frame
+ * when an external endpoint may send one through the fabric. */
+static size_t largest_frame(const struct topology *t)
+{
+	uint32_t mss = 0;
+	size_t n;
+
+	for (int i = 0; i < t->nnodes; i++) {
+		if (t->nodes[i].kind == NODE_EXTERNAL)
+			return PORT_MAX_FRAME;
+		if (t->nodes[i].kind == NODE_NIC && t->nodes[i].nic.mss > mss)
+			mss = t->nodes[i].nic.mss;
+	}
+	n = WIRE_ETH_LEN + WIRE_DATA_OVERHEAD + WIRE_TSETH_LEN + mss + WIRE_ICRC_LEN +
+	    WIRE_TRAILER_LEN;
+	if (n < DAEMON_RX_FRAME_MIN)
+		n = DAEMON_RX_FRAME_MIN;
+	return n > PORT_MAX_FRAME ? PORT_MAX_FRAME : n;
+}
+
+struct port_rx_size daemon_rx_size(const struct daemon *d, int i)
+{
+	const struct topo_port *tp = &d->me->ports[i];
+	const struct link_end *out = &d->links[i];
+	struct link_end in;
+	struct port_rx_size rx = {.slots = PORT_RX_SLOTS, .frame_max = largest_frame(d->t)};
+	ps_t ser_min_in, window;
+	uint64_t slots;
+
+	if (!d->ports[i].stamped)
+		return PORT_RX_DEFAULT;
+	link_end_init(&in, d->t, tp->link, tp->peer);
+	if (!in.rate || !out->rate)
+		return rx;
+	/* docs/promises.md, Receive rings: what waits unread arrives in
+	 * [F, F + window), F our floor at our last promise; frames of the link
+	 * arrive at least a minimum frame's serialization apart. */
+	ser_min_in = time_serialize(WIRE_MIN_LEN, in.rate);
+	window = out->delay + time_serialize(rx.frame_max + WIRE_FCS_LEN, out->rate) +
+		 d->ports[i].ser_min + in.delay +
+		 time_serialize(rx.frame_max + WIRE_FCS_LEN, in.rate);
+	slots = (window + ser_min_in - 1) / ser_min_in + 1 + DAEMON_RX_PROMISE_SLOTS;
+	rx.slots = slots > DAEMON_RX_SLOTS_MAX ? DAEMON_RX_SLOTS_MAX : (unsigned)slots;
+	return rx;
+}
+
 static void init_ports(struct daemon *d, const struct daemon_args *a)
 {
 	d->nports = d->me->nports;
@@ -140,11 +188,11 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_TAP)
 			snprintf(port->ifname, sizeof(port->ifname), "tap:p%d", i);
 		else if (topology_port_kind(d->t, d->node, i) == TOPO_PORT_DPDK)
-			/* frames up to 9,216 bytes in 10 KiB ring slots */
+			/* frames up to 9,216 bytes in 10 KiB ring slots, as many
+			 * as the lookahead needs (port_dpdk_open adds framecnt) */
 			snprintf(port->ifname, sizeof(port->ifname),
-				 "dpdk:net_af_packet%d,iface=p%d,blocksz=20480,framesz=10240,"
-				 "framecnt=512",
-				 i, i);
+				 "dpdk:net_af_packet%d,iface=p%d,blocksz=20480,framesz=10240", i,
+				 i);
 		else
 			snprintf(port->ifname, sizeof(port->ifname), "p%d", i);
 		link_end_init(&d->links[i], d->t, tp->link, d->node);

@@ -51,21 +51,39 @@ struct port {
 	struct port_stats stats;
 };
 
+/* What a port holds of frames that arrived and are not read yet: `slots`
+ * frames of up to `frame_max` bytes each (a longer one is cut and counted,
+ * rx_truncated).  A daemon sizes it from its link's lookahead
+ * (docs/promises.md, Receive rings); PORT_RX_DEFAULT where nothing bounds
+ * it (external endpoints, mirrors, tools). */
+struct port_rx_size {
+	unsigned slots;
+	size_t frame_max;
+};
+
+#define PORT_RX_SLOTS 512
+#define PORT_RX_DEFAULT ((struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME})
+
 /* Open a port by name: "tap:NAME" is a TAP port on device NAME,
  * "dpdk:DEVARGS" a DPDK ethdev port (make DPDK=1), any other name ("p0") an
- * AF_PACKET port on that interface.  NULL with one line in
- * err on failure (the interface, and why). */
-struct port *port_open(const char *name, char *err, size_t errlen);
+ * AF_PACKET port on that interface; each holds rx->slots waiting frames.
+ * NULL with one line in err on failure (the interface, and why). */
+struct port *port_open(const char *name, struct port_rx_size rx, char *err, size_t errlen);
 
-/* The TAP port on device ifname, created if need be (emulator/daemon/port_tap.c). */
-struct port *port_tap_open(const char *ifname, char *err, size_t errlen);
+/* The TAP port on device ifname, created if need be, its kernel queue
+ * rx.slots frames long (emulator/daemon/port_tap.c). */
+struct port *port_tap_open(const char *ifname, struct port_rx_size rx, char *err, size_t errlen);
 
-/* The DPDK port on virtual device DEVARGS ("net_af_packet0,iface=v0"); in a
- * build without DPDK, NULL and a line saying so (emulator/daemon/port_dpdk.c). */
-struct port *port_dpdk_open(const char *devargs, char *err, size_t errlen);
+/* The DPDK port on virtual device DEVARGS ("net_af_packet0,iface=v0"), with
+ * rx.slots receive descriptors; in a build without DPDK, NULL and a line
+ * saying so (emulator/daemon/port_dpdk.c). */
+struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err,
+			    size_t errlen);
 
-/* The AF_PACKET port on interface ifname (emulator/daemon/port_packet.c). */
-struct port *port_packet_open(const char *ifname, char *err, size_t errlen);
+/* The AF_PACKET port on interface ifname, its PACKET_MMAP receive ring
+ * rx.slots slots of rx.frame_max bytes (emulator/daemon/port_packet.c). */
+struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err,
+			      size_t errlen);
 
 /* A file descriptor that is readable while frames wait. */
 static inline int port_fd(const struct port *p)

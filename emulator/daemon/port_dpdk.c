@@ -20,8 +20,10 @@
 
 #ifndef MRC_DPDK
 
-struct port *port_dpdk_open(const char *devargs, char *err, size_t errlen)
+struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err,
+			    size_t errlen)
 {
+	(void)rx;
 	snprintf(err, errlen, "port dpdk:%s: mrcemu was built without DPDK (make DPDK=1)",
 		 devargs);
 	return NULL;
@@ -237,11 +239,25 @@ static bool dev_start(struct port_dpdk *d, const char *devargs, const char *name
 	return true;
 }
 
-struct port *port_dpdk_open(const char *devargs, char *err, size_t errlen)
+/* An AF_PACKET vdev's kernel ring holds the port's waiting frames: its
+ * framecnt is rx.slots (even: two 10 KiB frames a block) unless DEVARGS
+ * gives one.  Other vdevs keep their own. */
+static void with_framecnt(const char *devargs, struct port_rx_size rx, char *out, size_t len)
+{
+	unsigned n = rx.slots ? rx.slots + (rx.slots & 1) : PORT_RX_SLOTS;
+
+	if (!strncmp(devargs, "net_af_packet", 13) && !strstr(devargs, "framecnt="))
+		snprintf(out, len, "%s,framecnt=%u", devargs, n);
+	else
+		snprintf(out, len, "%s", devargs);
+}
+
+struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err,
+			    size_t errlen)
 {
 	struct port_dpdk *d = calloc(1, sizeof(*d));
 	struct itimerspec every = {{0, DPDK_POLL_NS}, {0, DPDK_POLL_NS}};
-	char name[40];
+	char name[40], args[512];
 	const char *comma = strchr(devargs, ',');
 	size_t n = comma ? (size_t)(comma - devargs) : strlen(devargs);
 
@@ -256,7 +272,8 @@ struct port *port_dpdk_open(const char *devargs, char *err, size_t errlen)
 	d->up.cls = &dpdk_class;
 	d->timer_fd = -1;
 	snprintf(d->up.name, sizeof(d->up.name), "dpdk:%s", name);
-	if (!eal_start(err, errlen) || !dev_start(d, devargs, name, err, errlen)) {
+	with_framecnt(devargs, rx, args, sizeof(args));
+	if (!eal_start(err, errlen) || !dev_start(d, args, name, err, errlen)) {
 		free(d);
 		return NULL;
 	}

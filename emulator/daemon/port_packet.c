@@ -32,12 +32,12 @@
 #define PACKET_IGNORE_OUTGOING 23
 #endif
 
-/* Ring geometry: 16 KiB slots hold a 9,216-byte frame with its headers;
- * 1 MiB blocks; 512 slots = 2 MB of 4,174-byte frames in waiting. */
-#define RX_FRAME_SIZE (16u << 10)
-#define RX_BLOCK_SIZE (1u << 20)
-#define RX_BLOCKS     8u
-#define RX_FRAMES     (RX_BLOCK_SIZE / RX_FRAME_SIZE * RX_BLOCKS)
+/* Ring geometry (pp_geometry): a slot holds the tpacket2 header, the
+ * sockaddr_ll and the frame, the MAC header at RX_MAC_OFFSET; slots never
+ * straddle a block, and a block is a power of two of at most RX_BLOCK_MAX
+ * (the kernel allocates each in one piece). */
+#define RX_BLOCK_MAX  (1u << 20)
+#define RX_MAC_OFFSET (TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - ETH_HLEN)
 
 /* Frames per sendmmsg. */
 #define TX_BATCH 32
@@ -51,6 +51,7 @@ struct port_packet {
 	uint8_t *ring;
 	size_t ring_len;
 	unsigned rx_head;
+	struct tpacket_req req; /* the ring's geometry */
 	uint8_t *tx_bufs; /* TX_BATCH x PORT_MAX_FRAME */
 	struct mmsghdr tx_msgs[TX_BATCH];
 	struct iovec tx_iov[TX_BATCH];
@@ -85,6 +86,15 @@ static void pp_read_drops(struct port_packet *pp)
 		pp->up.stats.rx_dropped += st.tp_drops;
 }
 
+/* Slot i of the receive ring. */
+static struct tpacket2_hdr *pp_slot(const struct port_packet *pp, unsigned i)
+{
+	unsigned per_block = pp->req.tp_block_size / pp->req.tp_frame_size;
+
+	return (void *)(pp->ring + (size_t)(i / per_block) * pp->req.tp_block_size +
+			(size_t)(i % per_block) * pp->req.tp_frame_size);
+}
+
 static size_t pp_recv(struct port *p, size_t max, port_rx_fn fn, void *arg)
 {
 	struct port_packet *pp = pp_of(p);
@@ -92,7 +102,7 @@ static size_t pp_recv(struct port *p, size_t max, port_rx_fn fn, void *arg)
 	size_t n = 0;
 
 	while (!max || n < max) {
-		struct tpacket2_hdr *h = (void *)(pp->ring + (size_t)pp->rx_head * RX_FRAME_SIZE);
+		struct tpacket2_hdr *h = pp_slot(pp, pp->rx_head);
 		uint64_t rt;
 		size_t len;
 
@@ -110,7 +120,7 @@ static size_t pp_recv(struct port *p, size_t max, port_rx_fn fn, void *arg)
 		p->stats.rx_bytes += len;
 		fn(arg, (const uint8_t *)h + h->tp_mac, len, (uint64_t)((int64_t)rt - offset));
 		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-		pp->rx_head = (pp->rx_head + 1) % RX_FRAMES;
+		pp->rx_head = (pp->rx_head + 1) % pp->req.tp_frame_nr;
 		n++;
 	}
 	return n;
@@ -211,15 +221,33 @@ static bool pp_fail(struct port_packet *pp, const char *what, char *err, size_t 
 	return false;
 }
 
+/* At least rx.slots slots of rx.frame_max bytes: the slot size rounded to
+ * TPACKET_ALIGNMENT, blocks of the least power of two that holds a slot
+ * and, up to RX_BLOCK_MAX, all of them. */
+static struct tpacket_req pp_geometry(struct port_rx_size rx)
+{
+	size_t frame = rx.frame_max < ETH_ZLEN ? ETH_ZLEN : rx.frame_max;
+	unsigned slot = TPACKET_ALIGN((unsigned)(RX_MAC_OFFSET + frame));
+	unsigned slots = rx.slots ? rx.slots : 1, block = (unsigned)sysconf(_SC_PAGESIZE);
+	unsigned per_block, blocks;
+
+	while (block < slot || (block < RX_BLOCK_MAX && (size_t)block < (size_t)slot * slots))
+		block <<= 1;
+	per_block = block / slot;
+	blocks = (slots + per_block - 1) / per_block;
+	return (struct tpacket_req){.tp_block_size = block,
+				    .tp_block_nr = blocks,
+				    .tp_frame_size = slot,
+				    .tp_frame_nr = blocks * per_block};
+}
+
 /* The socket receives nothing until bind(), so the ring starts empty of
  * other interfaces' frames. */
-static bool pp_setup(struct port_packet *pp, int ifindex, char *err, size_t errlen)
+static bool pp_setup(struct port_packet *pp, int ifindex, struct port_rx_size rx, char *err,
+		     size_t errlen)
 {
 	int one = 1, version = TPACKET_V2;
-	struct tpacket_req req = {.tp_block_size = RX_BLOCK_SIZE,
-				  .tp_block_nr = RX_BLOCKS,
-				  .tp_frame_size = RX_FRAME_SIZE,
-				  .tp_frame_nr = RX_FRAMES};
+	struct tpacket_req req = pp_geometry(rx);
 	struct sockaddr_ll sll = {
 	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex};
 
@@ -234,7 +262,8 @@ static bool pp_setup(struct port_packet *pp, int ifindex, char *err, size_t errl
 	 * on a port must see what the daemon sends (mission: tap any link). */
 	if (setsockopt(pp->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
 		return pp_fail(pp, "PACKET_RX_RING", err, errlen);
-	pp->ring_len = (size_t)RX_BLOCK_SIZE * RX_BLOCKS;
+	pp->req = req;
+	pp->ring_len = (size_t)req.tp_block_size * req.tp_block_nr;
 	pp->ring = mmap(NULL, pp->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, pp->fd, 0);
 	if (pp->ring == MAP_FAILED) {
 		pp->ring = NULL;
@@ -254,7 +283,8 @@ static void pp_init_tx(struct port_packet *pp)
 	}
 }
 
-struct port *port_packet_open(const char *ifname, char *err, size_t errlen)
+struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err,
+			      size_t errlen)
 {
 	struct port_packet *pp = calloc(1, sizeof(*pp));
 	unsigned ifindex;
@@ -274,18 +304,18 @@ struct port *port_packet_open(const char *ifname, char *err, size_t errlen)
 		pp_close(&pp->up);
 		return NULL;
 	}
-	if (!pp_setup(pp, (int)ifindex, err, errlen)) {
+	if (!pp_setup(pp, (int)ifindex, rx, err, errlen)) {
 		pp_close(&pp->up);
 		return NULL;
 	}
 	return &pp->up;
 }
 
-struct port *port_open(const char *name, char *err, size_t errlen)
+struct port *port_open(const char *name, struct port_rx_size rx, char *err, size_t errlen)
 {
 	if (!strncmp(name, "tap:", 4))
-		return port_tap_open(name + 4, err, errlen);
+		return port_tap_open(name + 4, rx, err, errlen);
 	if (!strncmp(name, "dpdk:", 5))
-		return port_dpdk_open(name + 5, err, errlen);
-	return port_packet_open(name, err, errlen);
+		return port_dpdk_open(name + 5, rx, err, errlen);
+	return port_packet_open(name, rx, err, errlen);
 }

@@ -160,7 +160,26 @@ static bool tap_up(const char *ifname, char *err, size_t errlen)
 	return ok;
 }
 
-struct port *port_tap_open(const char *ifname, char *err, size_t errlen)
+/* The device's queue toward its reader (the tun driver's ring is tx_queue_len
+ * frames long): the port's waiting frames. */
+static bool tap_queue(const char *ifname, unsigned slots, char *err, size_t errlen)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr = {0};
+	bool ok;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_qlen = (int)slots;
+	ok = s >= 0 && ioctl(s, SIOCSIFTXQLEN, &ifr) == 0;
+	if (!ok)
+		snprintf(err, errlen, "port tap:%s: cannot hold %u frames: %s", ifname, slots,
+			 strerror(errno));
+	if (s >= 0)
+		close(s);
+	return ok;
+}
+
+struct port *port_tap_open(const char *ifname, struct port_rx_size rx, char *err, size_t errlen)
 {
 	struct port_tap *t = calloc(1, sizeof(*t));
 	struct ifreq ifr = {0};
@@ -187,7 +206,8 @@ struct port *port_tap_open(const char *ifname, char *err, size_t errlen)
 		tap_close(&t->up);
 		return NULL;
 	}
-	if (!tap_up(ifname, err, errlen)) {
+	if (!tap_queue(ifname, rx.slots ? rx.slots : PORT_RX_SLOTS, err, errlen) ||
+	    !tap_up(ifname, err, errlen)) {
 		tap_close(&t->up);
 		return NULL;
 	}

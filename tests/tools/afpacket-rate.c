@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: afpacket-rate send IF N BYTES | recv IF N\n");
 		return 2;
 	}
-	if (!(p = port_open(argv[2], err, sizeof(err)))) {
+	if (!(p = port_open(argv[2], PORT_RX_DEFAULT, err, sizeof(err)))) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
 		return 1;
 	}

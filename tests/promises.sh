@@ -6,7 +6,8 @@
 # at least ten times slower than max's own effective scale; with two busy
 # loops on both cores and with one daemon stopped (SIGSTOP) for a second;
 # on default.ini and on a leaf-spine from scripts/gen-leafspine with unequal
-# link delays, trims, NACKs and workload dependencies.  Promise frames show
+# link delays, trims, NACKs and workload dependencies; cut by --until at
+# max as sim cuts.  Promise frames show
 # on a veth (tcpdump) and decode with mrc.lua; a delay-0 link between
 # daemons and --scale max with an external endpoint are refused.  The
 # causality-violation counter reads 0 in every run.
@@ -183,6 +184,28 @@ note "5 ms idle stretch at max: ${gap_ms} ms wall, ${gap_promises:-?} promise fr
 check gap-virtual-time grep -q '^virtual time: 5\.' "$tmp/gap-max.out"
 check gap-few-promises test "${gap_promises:-99999}" -lt 2000
 check gap-granted grep -qE ', [1-9][0-9]* idle grants$' "$tmp/gap-max.out"
+
+# ---- 1c. --until at max: cut where sim cuts ----------------------------------
+# sim --until runs every event up to that time and none after, and ends at
+# the last it ran; at max the daemons run no event after it either, and the
+# run ends at the last event any of them ran (docs/promises.md, One end):
+# the same records and end, both exit 1 with messages open.  In the busy
+# part of default.ini, and inside the idle stretch (after grants).
+end_ps() { sed -n 's/.*"virtual_end_ps": \([0-9]*\).*/\1/p' "$1/summary.json"; }
+until_case() {
+	local name=$1 ini=$2 until=$3 src
+	"$MRCEMU" sim "$ini" -o "$tmp/$name-sim" --capture -q --until "$until" >/dev/null 2>&1
+	src=$?
+	"$MRCEMU" run "$ini" -o "$tmp/$name" --scale max --capture --until "$until" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err"
+	check "$name-exits-as-sim" test $? -eq $src
+	check "$name-equals-sim" same_as_sim "$name" "$tmp/$name" "$tmp/$name-sim"
+	check "$name-same-end" test "$(end_ps "$tmp/$name")" = "$(end_ps "$tmp/$name-sim")"
+	check "$name-no-violations" test "$(violations "$tmp/$name")" -eq 0
+}
+until_case default-until "$d" 50us
+until_case gap-until "$gap" 2500us
+check gap-until-granted grep -qE ', [1-9][0-9]* idle grants$' "$tmp/gap-until.out"
 
 # ---- 2. leaf-spine: unequal delays, trims, NACKs, a dependency --------------
 ls=$(leafspine 12 ls12)

@@ -564,6 +564,10 @@ static void test_cmd_parse(void **state)
 	assert_int_equal(c.kind, CMD_START);
 	assert_int_equal(c.epoch_ns, 123456789012ULL);
 	assert_int_equal(c.scale, 2000);
+	assert_true(daemon_cmd_parse("start 5 max conducted 20000000", &c, err, sizeof(err)));
+	assert_true(c.conducted);
+	assert_int_equal(c.scale, 0);
+	assert_int_equal(c.until, 20000000);
 	assert_true(daemon_cmd_parse("post h1 64KiB", &c, err, sizeof(err)));
 	assert_int_equal(c.kind, CMD_POST);
 	assert_string_equal(c.dst, "h1");
@@ -594,7 +598,11 @@ static void test_cmd_parse_refuses_with_a_reason(void **state)
 	assert_refused("frob", "unknown command 'frob' (allowed: status, start, stats, post, "
 			       "port, grant, stop)");
 	assert_refused("status now", "usage: status");
-	assert_refused("start 5", "usage: start EPOCH_NS SCALE|max [conducted]");
+	assert_refused("start 5", "usage: start EPOCH_NS SCALE|max [conducted [UNTIL_PS]]");
+	assert_refused("start 5 max conducted 0",
+		       "start: until '0' is not a virtual time in ps > 0");
+	assert_refused("start 5 max conducted x",
+		       "start: until 'x' is not a virtual time in ps > 0");
 	assert_refused("start -5 1", "start: epoch '-5' is not a CLOCK_MONOTONIC time in ns");
 	assert_refused("start 5 0", "start: scale '0' is not a whole number >= 1 or max");
 	assert_refused("start 5 2x", "start: scale '2x' is not a whole number >= 1 or max");
@@ -625,16 +633,17 @@ static void test_commands(void **state)
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
 				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 "
-				   "next_ps=18446744073709551615 links=0:0,0:0,0:0");
+				   "next_ps=18446744073709551615 ran_ps=0 links=0:0,0:0,0:0");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "error already started");
 	f->clock = EPOCH + 5000; /* 5 ns of virtual time */
 	daemon_command(&f->d, "status", reply, sizeof(reply));
-	assert_string_equal(reply, "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
-				   "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=1 "
-				   "next_ps=18446744073709551615 links=1:0,1:0,0:0");
+	assert_string_equal(reply,
+			    "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
+			    "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=1 "
+			    "next_ps=18446744073709551615 ran_ps=0 links=1:0,1:0,0:0");
 	/* A command takes effect at min(S, next event), here once the ports
 	 * have promised past the clock (docs/promises.md). */
 	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));

@@ -508,6 +508,8 @@ bool daemon_may_run(const struct daemon *d, ps_t t)
 {
 	struct daemon_progress pr = {0};
 
+	if (d->until && t > d->until)
+		return false;
 	if (!d->conducted || d->pool.in_use)
 		return true;
 	if (d->eng.progress)

@@ -91,6 +91,7 @@ struct daemon_cmd {
 	enum daemon_cmd_kind kind;
 	uint64_t epoch_ns, scale; /* start (scale 0: max) */
 	bool conducted;		  /* start: `run`'s launcher grants and ends (max only) */
+	ps_t until;		  /* start, conducted: no event after it (0: none) */
 	ps_t grant;		  /* grant: every event up to it may run */
 	ps_t end;		  /* stop: T_end, 0 when not given */
 	char dst[TOPO_NAME_MAX];  /* post */
@@ -254,6 +255,7 @@ struct daemon {
 	bool conducted;
 	ps_t want;	 /* what this daemon needs its promises above (0: nothing) */
 	ps_t end_known; /* T_end is above this: from grants */
+	ps_t until;	/* `run --until` at max: no event after it runs (0: none) */
 	uint64_t grants;
 	ps_t safe, floor;
 	ps_t tick; /* a paced floor moves by this much: half the least lookahead */
@@ -332,9 +334,10 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 bool daemon_grant(struct daemon *d, ps_t g, char *err, size_t errlen);
 
 /* Whether the daemon may run an event at t now that it is safe: always,
- * unless conducted, holding no frame, with no message of its own open and
- * t not before anything it knows T_end is above (docs/promises.md, One
- * end): `mrcemu sim` stops at T_end, so no event after it may run. */
+ * unless t is after `until` (`mrcemu sim --until` runs no event after it),
+ * or conducted, holding no frame, with no message of its own open and t
+ * not before anything it knows T_end is above (docs/promises.md, One end):
+ * `mrcemu sim` stops at T_end, so no event after it may run. */
 bool daemon_may_run(const struct daemon *d, ps_t t);
 
 /* Whether the daemon can do nothing more until a frame or a grant comes:

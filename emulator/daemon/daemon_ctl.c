@@ -15,7 +15,7 @@
 
 /* ---- parsing --------------------------------------------------------------- */
 
-#define CMD_MAX_WORDS 4
+#define CMD_MAX_WORDS 5
 
 static int split(char *s, char **w, int max)
 {
@@ -52,9 +52,14 @@ static bool want(int n, int args, const char *usage, char *err, size_t errlen)
  * conducts a max run (docs/promises.md, Idle fabrics jump). */
 static bool parse_start(char **w, int n, struct daemon_cmd *c, char *err, size_t errlen)
 {
-	c->conducted = n == 4 && !strcmp(w[2], "max") && !strcmp(w[3], "conducted");
-	if (!c->conducted && !want(n, 2, "start EPOCH_NS SCALE|max [conducted]", err, errlen))
+	c->conducted = (n == 4 || n == 5) && !strcmp(w[2], "max") && !strcmp(w[3], "conducted");
+	if (!c->conducted &&
+	    !want(n, 2, "start EPOCH_NS SCALE|max [conducted [UNTIL_PS]]", err, errlen))
 		return false;
+	if (n == 5 && (!parse_u64(w[4], &c->until) || !c->until)) {
+		snprintf(err, errlen, "start: until '%.40s' is not a virtual time in ps > 0", w[4]);
+		return false;
+	}
 	if (!parse_u64(w[1], &c->epoch_ns) || !c->epoch_ns) {
 		snprintf(err, errlen, "start: epoch '%s' is not a CLOCK_MONOTONIC time in ns",
 			 w[1]);
@@ -195,16 +200,18 @@ static void status(struct daemon *d, char *reply, size_t len)
 
 	if (d->eng.progress)
 		d->eng.progress(d->eng.ctx, &pr);
-	n = snprintf(reply, len,
-		     "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
-		     "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu idle=%d next_ps=%llu",
-		     state_name(d->state), (unsigned long long)daemon_vnow(d),
-		     (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
-		     (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
-		     (unsigned long long)d->violations, (unsigned long long)d->late.max,
-		     (unsigned long long)d->floor, (unsigned long long)d->busy_until,
-		     (unsigned long long)pr.last_done, daemon_idle(d),
-		     (unsigned long long)events_next(d->q));
+	n = snprintf(
+	    reply, len,
+	    "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
+	    "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu idle=%d next_ps=%llu "
+	    "ran_ps=%llu",
+	    state_name(d->state), (unsigned long long)daemon_vnow(d),
+	    (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
+	    (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
+	    (unsigned long long)d->violations, (unsigned long long)d->late.max,
+	    (unsigned long long)d->floor, (unsigned long long)d->busy_until,
+	    (unsigned long long)pr.last_done, daemon_idle(d), (unsigned long long)events_next(d->q),
+	    (unsigned long long)(d->ran_any ? d->run_time : 0));
 	if (n > 0 && (size_t)n < len)
 		status_links(d, reply + n, len - (size_t)n);
 }
@@ -296,8 +303,10 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 			snprintf(reply, len, "error %s", err);
 		return;
 	case CMD_START:
-		if (d->state == DAEMON_WAITING)
+		if (d->state == DAEMON_WAITING) {
 			d->conducted = c.conducted && !c.scale;
+			d->until = d->conducted ? c.until : 0;
+		}
 		if (daemon_start(d, c.epoch_ns, c.scale, err, sizeof(err)))
 			snprintf(reply, len, "ok");
 		else

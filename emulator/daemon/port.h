@@ -61,7 +61,7 @@ struct port_rx_size {
 	size_t frame_max;
 };
 
-#define PORT_RX_SLOTS 512
+#define PORT_RX_SLOTS	512
 #define PORT_RX_DEFAULT ((struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME})
 
 /* Open a port by name: "tap:NAME" is a TAP port on device NAME,
@@ -77,13 +77,11 @@ struct port *port_tap_open(const char *ifname, struct port_rx_size rx, char *err
 /* The DPDK port on virtual device DEVARGS ("net_af_packet0,iface=v0"), with
  * rx.slots receive descriptors; in a build without DPDK, NULL and a line
  * saying so (emulator/daemon/port_dpdk.c). */
-struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err,
-			    size_t errlen);
+struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err, size_t errlen);
 
 /* The AF_PACKET port on interface ifname, its PACKET_MMAP receive ring
  * rx.slots slots of rx.frame_max bytes (emulator/daemon/port_packet.c). */
-struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err,
-			      size_t errlen);
+struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err, size_t errlen);
 
 /* A file descriptor that is readable while frames wait. */
 static inline int port_fd(const struct port *p)

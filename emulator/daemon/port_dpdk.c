@@ -20,8 +20,7 @@
 
 #ifndef MRC_DPDK
 
-struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err,
-			    size_t errlen)
+struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err, size_t errlen)
 {
 	(void)rx;
 	snprintf(err, errlen, "port dpdk:%s: mrcemu was built without DPDK (make DPDK=1)",
@@ -252,8 +251,7 @@ static void with_framecnt(const char *devargs, struct port_rx_size rx, char *out
 		snprintf(out, len, "%s", devargs);
 }
 
-struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err,
-			    size_t errlen)
+struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err, size_t errlen)
 {
 	struct port_dpdk *d = calloc(1, sizeof(*d));
 	struct itimerspec every = {{0, DPDK_POLL_NS}, {0, DPDK_POLL_NS}};

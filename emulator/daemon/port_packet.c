@@ -283,8 +283,7 @@ static void pp_init_tx(struct port_packet *pp)
 	}
 }
 
-struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err,
-			      size_t errlen)
+struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err, size_t errlen)
 {
 	struct port_packet *pp = calloc(1, sizeof(*pp));
 	unsigned ifindex;

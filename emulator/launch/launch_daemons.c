@@ -288,6 +288,7 @@ static bool status_parse(struct daemon *d, const char *reply)
 	launch_reply_u64(reply, "floor_ps", &d->floor);
 	launch_reply_u64(reply, "busy_ps", &d->busy);
 	launch_reply_u64(reply, "done_ps", &d->done);
+	launch_reply_u64(reply, "ran_ps", &d->ran);
 	status_links(d, reply);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
@@ -359,7 +360,10 @@ static int daemons_start(struct launch *l)
 	l->clock.epoch_ns =
 	    launch_mono_ns() +
 	    (l->max ? 0 : LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS);
-	if (l->max) /* `run` conducts; `up` leaves its daemons alone */
+	if (l->max && !l->detach && l->until) /* --until: no event after it */
+		snprintf(cmd, sizeof(cmd), "start %llu max conducted %llu",
+			 (unsigned long long)l->clock.epoch_ns, (unsigned long long)l->until);
+	else if (l->max) /* `run` conducts; `up` leaves its daemons alone */
 		snprintf(cmd, sizeof(cmd), "start %llu max%s",
 			 (unsigned long long)l->clock.epoch_ns, l->detach ? "" : " conducted");
 	else

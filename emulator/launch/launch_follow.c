@@ -120,6 +120,26 @@ static ps_t end_find(struct launch *l)
 	}
 }
 
+/* `until` at max (docs/promises.md, One end): the daemons run no event
+ * after it, as `mrcemu sim --until` does; once every floor has passed it,
+ * or the fabric is quiet with no event left before it, every event up to
+ * it has run, and the run ends at the last of them, where sim's does. */
+static bool until_passed(struct launch *l, bool quiet_beyond)
+{
+	ps_t floor = PS_NEVER, last = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		if (l->d[i].pid <= 0)
+			continue;
+		floor = l->d[i].floor < floor ? l->d[i].floor : floor;
+		last = l->d[i].ran > last ? l->d[i].ran : last;
+	}
+	if (!l->until || (!quiet_beyond && floor <= l->until))
+		return false;
+	l->end = last;
+	return true;
+}
+
 /* Every daemon idle and every link's counts the same at both ends (nothing
  * in flight); the sum of all counts, which only grow, in *sum. */
 static bool fabric_quiet(const struct launch *l, uint64_t *sum)
@@ -180,11 +200,11 @@ static enum conduct conduct(struct launch *l)
 	for (int i = 0; i < l->t->nnodes; i++)
 		if (l->d[i].pid > 0 && l->d[i].next < g)
 			g = l->d[i].next;
-	if (workload_done(l) && g >= end) {
+	if (workload_done(l) && g >= end && (!l->until || end <= l->until)) {
 		l->end = end;
 		return CONDUCT_END;
 	}
-	if (l->until && g >= l->until)
+	if (l->until && g > l->until && until_passed(l, true))
 		return CONDUCT_UNTIL;
 	if (g == PS_NEVER) {
 		launch_fail(l, "no daemon has an event left, yet messages are still open");
@@ -211,9 +231,10 @@ static int follow_max(struct launch *l)
 		}
 		if (workload_done(l) && !l->run_ns)
 			l->run_ns = now - l->started_ns;
-		if (l->round_ok && workload_done(l) && end_passed(l))
+		if (l->round_ok && workload_done(l) && end_passed(l) &&
+		    (!l->until || l->end <= l->until))
 			return 0;
-		if (l->until && launch_virtual_now(l, now) >= l->until && !workload_done(l))
+		if (l->round_ok && until_passed(l, false))
 			break;
 		switch (conduct(l)) {
 		case CONDUCT_ON:

@@ -32,6 +32,7 @@ struct daemon {
 	char state[16];
 	uint64_t vt, sends, sends_total, receives, receives_total, violations, late_max_ns;
 	uint64_t floor, busy, done; /* docs/promises.md, One end */
+	uint64_t ran;		    /* the time of the last event it ran */
 	/* docs/promises.md, Idle fabrics jump: whether it can do nothing until
 	 * a frame or a grant comes, its next event, and per port the frames
 	 * it sent and received on the link */

@@ -169,9 +169,15 @@ struct wire_peth {
 	uint16_t ts;     /* 128 ns units */
 };
 
-/* A parsed frame.  Header fields are host order.  Fields after "metadata"
+/* A parsed frame.  Header fields are host order.  Fields under "metadata"
  * never travel on the wire: the simulation carries them, a daemon fills
- * what it can. */
+ * what it can.
+ *
+ * The first 64 bytes hold all that a switch hop and a frame's wire length
+ * read (addresses, ports, DSCP, TTL, opcode, flags, trimmed, ICRC, payload
+ * length) and the pool's link; the pool puts each packet on a cache-line
+ * boundary (PKT_SIZE), so a hop touches one line of it (issue 16: by the
+ * next hop a fabric's packet is out of the cache). */
 struct pkt {
 	/* Ethernet */
 	uint8_t dst_mac[6];
@@ -182,31 +188,37 @@ struct pkt {
 	uint8_t dscp; /* 6 bits */
 	uint8_t ecn;  /* 2 bits */
 	uint8_t ttl;
+	/* BTH */
+	uint8_t opcode;
+	/* IPv4 */
 	uint16_t ip_id;
 	/* UDP */
 	uint16_t sport; /* the entropy value */
 	uint16_t dport; /* 4791 */
 	/* BTH */
-	uint8_t opcode;
 	uint8_t flags; /* WIRE_BTH_A | C | RTX | TS */
 	bool fecn, becn;
+	bool trimmed; /* data opcode with no RETH or payload: cut by a switch */
+	bool icrc;    /* metadata: the frame carries (or is to carry) a RoCEv2 ICRC */
 	uint32_t dqpn; /* 24 bits */
 	uint32_t psn;  /* 24 bits */
+	/* Payload of a data packet (its bytes: `payload` below). */
+	uint32_t payload_len;
 	/* METH (data) */
 	uint16_t rqmsn;
 	uint16_t msn;
 	/* TSETH (data with WIRE_BTH_TS) */
 	uint16_t tseth_time; /* 128 ns units; format type is always 1 */
+	struct pkt *next;    /* metadata: free list and queue link */
+
 	/* RETH (data, absent when trimmed) */
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t dma_len;
-	/* Payload of a data packet.  payload may be NULL: the bytes are then
-	 * the pattern of docs/protocol.md §1 for (src_ip, msn, va offset), built on
-	 * demand (the simulation carries payloads as descriptors). */
-	uint32_t payload_len;
+	/* payload may be NULL: the bytes are then the pattern of
+	 * docs/protocol.md §1 for (src_ip, msn, va offset), built on demand
+	 * (the simulation carries payloads as descriptors). */
 	const uint8_t *payload;
-	bool trimmed; /* data opcode with no RETH or payload: cut by a switch */
 	union {
 		struct wire_aeth aeth;
 		struct {
@@ -218,17 +230,18 @@ struct pkt {
 	} u;
 
 	/* metadata */
-	bool icrc;          /* the frame carries (or is to carry) a RoCEv2 ICRC */
 	uint64_t msg_offset; /* byte offset of the payload in its message */
-	ps_t built;         /* when the frame was built */
-	ps_t stamp;         /* virtual arrival from a trailer, 0 if none */
-	struct pkt *next;   /* free list and queue link */
+	ps_t built;          /* when the frame was built */
+	ps_t stamp;          /* virtual arrival from a trailer, 0 if none */
 	/* The bookkeeping of the engine that built the frame (the NIC's:
 	 * struct nic_pkt_meta, nicd/nic_impl.h).  It never crosses a wire and
 	 * no wire, link, switch or host code reads it: what those match on is
-	 * above (drop rules: PSN, opcode, flags, MSN).  Zero from pkt_get. */
-	_Alignas(8) unsigned char engine[16];
+	 * above (drop rules: PSN, opcode, flags, MSN).  Zero from pkt_get.
+	 * Its size makes the packet three whole cache lines. */
+	_Alignas(8) unsigned char engine[32];
 };
+#define PKT_SIZE 192
+_Static_assert(sizeof(struct pkt) == PKT_SIZE, "a pkt is three cache lines");
 
 /* Kind of frame from its opcode; data includes trimmed packets. */
 enum wire_kind wire_kind_of(uint8_t opcode);

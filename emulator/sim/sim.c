@@ -117,6 +117,7 @@ static void arrive(void *arg, ps_t now);
  * still on the wire). */
 static void schedule_arrival(struct sim_wire *w)
 {
+	__builtin_prefetch(w->ring[w->head].p);
 	events_schedule_key(w->q, w->ring[w->head].arrival,
 			    events_key_arrival(w->rx_port_id, w->seq - w->len), arrive, w);
 }

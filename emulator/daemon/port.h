@@ -55,7 +55,7 @@ struct port {
  * frames of up to `frame_max` bytes each (a longer one is cut and counted,
  * rx_truncated).  A daemon sizes it from its link's lookahead
  * (docs/promises.md, Receive rings); PORT_RX_DEFAULT where nothing bounds
- * it (external endpoints, mirrors, tools). */
+ * it (ports facing external endpoints, tools). */
 struct port_rx_size {
 	unsigned slots;
 	size_t frame_max;
@@ -66,7 +66,7 @@ struct port_rx_size {
 
 /* Open a port by name: "tap:NAME" is a TAP port on device NAME,
  * "dpdk:DEVARGS" a DPDK ethdev port (make DPDK=1), any other name ("p0") an
- * AF_PACKET port on that interface; each holds rx->slots waiting frames.
+ * AF_PACKET port on that interface; each holds rx.slots waiting frames.
  * NULL with one line in err on failure (the interface, and why). */
 struct port *port_open(const char *name, struct port_rx_size rx, char *err, size_t errlen);
 
@@ -74,9 +74,10 @@ struct port *port_open(const char *name, struct port_rx_size rx, char *err, size
  * rx.slots frames long (emulator/daemon/port_tap.c). */
 struct port *port_tap_open(const char *ifname, struct port_rx_size rx, char *err, size_t errlen);
 
-/* The DPDK port on virtual device DEVARGS ("net_af_packet0,iface=v0"), with
- * rx.slots receive descriptors; in a build without DPDK, NULL and a line
- * saying so (emulator/daemon/port_dpdk.c). */
+/* The DPDK port on virtual device DEVARGS ("net_af_packet0,iface=v0"); an
+ * AF_PACKET vdev's kernel ring holds rx.slots frames unless DEVARGS gives
+ * framecnt; in a build without DPDK, NULL and a line saying so
+ * (emulator/daemon/port_dpdk.c). */
 struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err, size_t errlen);
 
 /* The AF_PACKET port on interface ifname, its PACKET_MMAP receive ring

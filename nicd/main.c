@@ -38,7 +38,7 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "\n"
     "Control commands, one a line: status, start EPOCH_NS SCALE, stats,\n"
-    "post DST BYTES, port 0 down|up, stop.\n"
+    "post DST BYTES, port 0 down|up, failures FROM, fail DST ID REASON, stop.\n"
     "\n"
     "Records in DIR: messages-NAME.csv, mrc-transport-stats-NAME.csv, lateness-NAME.csv,\n"
     "and with their attributes mrc-events-NAME.csv, mrc-monitor-NAME.csv, mrc-cc-NAME.csv.\n"
@@ -60,6 +60,12 @@ struct nicd {
 	struct csv *messages;
 	uint64_t next_id; /* for `post`: post_id */
 	ps_t last_done; /* the last completion or failure here (T_end) */
+	struct rx_failure {  /* receives failed here (their QPs evicted), */
+		int src;     /* for the launcher to tell their senders: */
+		uint64_t id; /* `failures` */
+	} * rx_failed;
+	size_t nrx_failed;
+	size_t rx_acked; /* the launcher has told the senders of these */
 };
 
 /* ---- the engine's host --------------------------------------------------- */
@@ -84,11 +90,37 @@ static void completion(void *ctx, enum nic_completion what, const struct nic_msg
 		driver_completion(&n->driver, what, m, now);
 }
 
+/* A receive that failed here (m->why: its QP was evicted, §12 rule 11) is
+ * kept for `failures`: in `sim` the one driver fails the message at its
+ * sender too; in `run` the launcher relays it to the sending daemon
+ * (`fail`).  Out of memory, the sender is not told and it shows as an
+ * unfinished message, never as a completed one. */
+static void rx_failure_keep(struct nicd *n, const struct nic_msg_info *m)
+{
+	int src = topology_find_ip(n->d.t, m->src_ip);
+	struct rx_failure *v;
+
+	if (src < 0 || n->d.t->nodes[src].kind != NODE_NIC)
+		return; /* an external sender: no daemon to tell */
+	v = realloc(n->rx_failed, (n->nrx_failed + 1) * sizeof(*v));
+	if (!v) {
+		fprintf(stderr,
+			"nicd %s: out of memory: %s's message %llu will not be told "
+			"that its receiving QP was evicted\n",
+			n->d.me->name, n->d.t->nodes[src].name, (unsigned long long)m->msg_id);
+		return;
+	}
+	n->rx_failed = v;
+	v[n->nrx_failed++] = (struct rx_failure){.src = src, .id = m->msg_id};
+}
+
 static void failed(void *ctx, const struct nic_msg_info *m, ps_t now)
 {
 	struct nicd *n = ctx;
 
 	n->last_done = now;
+	if (m->why)
+		rx_failure_keep(n, m);
 	if (!n->chakra || !chakra_exec_failed(&n->cx, n->d.node, m, now))
 		driver_failed(&n->driver, m, now);
 }
@@ -142,6 +174,7 @@ static void progress(void *ctx, struct daemon_progress *pr)
 	pr->receives = n->driver.receives;
 	pr->receives_done = n->driver.receives_done;
 	pr->last_done = n->last_done;
+	pr->rx_failed = n->nrx_failed;
 }
 
 static void port_set_down(void *ctx, int port, bool down)
@@ -205,6 +238,61 @@ static bool post(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t
 	return true;
 }
 
+/* `failures FROM`: the receives failed here from the FROM-th on, as many
+ * as the reply holds, each SRC:ID:REASON (docs/control.md); those before
+ * FROM were told to their senders (tx_floor). */
+static bool failures(struct nicd *n, uint64_t from, char *reply, size_t len)
+{
+	int used = snprintf(reply, len, "n=%zu", n->nrx_failed);
+
+	/* Asking from FROM says those before it have reached their senders. */
+	if (from > n->rx_acked)
+		n->rx_acked = from < n->nrx_failed ? from : n->nrx_failed;
+
+	for (uint64_t i = from; i < n->nrx_failed; i++) {
+		const struct rx_failure *f = &n->rx_failed[i];
+		char word[TOPO_NAME_MAX + 48];
+		int w = snprintf(word, sizeof(word), " %s:%llu:%s", n->d.t->nodes[f->src].name,
+				 (unsigned long long)f->id,
+				 driver_failure_name(DRIVER_FAILURE_QP_EVICTED));
+		if (used < 0 || (size_t)used + (size_t)w >= len)
+			break;
+		memcpy(reply + used, word, (size_t)w + 1);
+		used += w;
+	}
+	return true;
+}
+
+/* `fail DST ID REASON`: the launcher relays that this NIC's message ID to
+ * DST failed at its receiver.  The message ends failed as in `sim`; its
+ * time is not a completion of this NIC's (last_done stays), so T_end is
+ * sim's. */
+static bool fail(struct nicd *n, const struct daemon_cmd *c, char *reply, size_t len)
+{
+	const struct topology *t = n->d.t;
+	int dst = topology_find(t, c->dst);
+	enum driver_failure f;
+	struct nic_msg_info m;
+
+	if (dst < 0 || t->nodes[dst].kind != NODE_NIC || dst == n->d.node)
+		return snprintf(reply, len, "fail: '%s' is not another NIC of %s", c->dst, t->path),
+		       false;
+	if (!driver_failure_parse(c->reason, &f) || f != DRIVER_FAILURE_QP_EVICTED)
+		return snprintf(reply, len, "fail: reason '%s' (allowed: %s)", c->reason,
+				driver_failure_name(DRIVER_FAILURE_QP_EVICTED)),
+		       false;
+	m = (struct nic_msg_info){.msg_id = c->msg_id,
+				  .src_ip = n->d.me->ip,
+				  .dst_ip = t->nodes[dst].ip,
+				  .why = "its receiving QP was evicted (MaxQps)"};
+	if ((n->chakra && chakra_exec_failed(&n->cx, n->d.node, &m, events_now(n->d.q))) ||
+	    driver_fail_sent(&n->driver, dst, c->msg_id, f))
+		return true;
+	return snprintf(reply, len, "fail: %s sends no message %llu to %s", n->d.me->name,
+			(unsigned long long)c->msg_id, c->dst),
+	       false;
+}
+
 static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t len)
 {
 	struct nicd *n = ctx;
@@ -213,14 +301,26 @@ static bool command(void *ctx, const struct daemon_cmd *c, char *reply, size_t l
 		return stats(n, reply, len);
 	if (c->kind == CMD_POST)
 		return post(n, c, reply, len);
+	if (c->kind == CMD_FAILURES)
+		return failures(n, c->from, reply, len);
+	if (c->kind == CMD_FAIL)
+		return fail(n, c, reply, len);
 	snprintf(reply, len, "nicd does not take this command");
 	return false;
 }
 
+/* While a failed receive is not yet relayed to its sender (`failures`
+ * acknowledges them), no new promise: the sender, which cannot learn of
+ * the failure from the wire, must not run past what `sim` runs before it
+ * ends the run (docs/promises.md, One end). */
 static ps_t tx_floor(void *ctx, int port, ps_t from)
 {
+	struct nicd *n = ctx;
+
 	(void)port;
-	return nic_tx_floor(((struct nicd *)ctx)->nic, from);
+	if (n->rx_acked < n->nrx_failed)
+		return 0; /* below any promise sent: none is due */
+	return nic_tx_floor(n->nic, from);
 }
 
 static void finish(void *ctx, ps_t now)
@@ -328,6 +428,7 @@ static void nicd_free(struct nicd *n)
 	}
 	workload_free(&n->w);
 	daemon_destroy(&n->d);
+	free(n->rx_failed);
 	free(n);
 }
 

@@ -213,4 +213,46 @@ check late-pacing-binds test "${l:-0}" -gt 1000
 check late-summary grep -qE "^causality violations: 0 of [1-9]" "$tmp/late.out"
 check late-nothing-left nothing_left "${emu}l"
 
+# ---- 6. an evicted receiving QP fails its message in both daemons ---------
+# docs/protocol.md §12 rule 11: h1 holds one receiving QP; message 2 takes
+# message 1's (PSN 0 lost for good), so message 1 fails with its reason.
+# h0's NIC cannot know (no frame says so) and retransmits on; the launcher
+# relays h1's failed receive to h0's daemon (`fail`), so the run ends at
+# sim's T_end with sim's records (before: h0 retransmitted until --until).
+f=$tmp/evict.ini
+cat >"$f" <<-EOF
+	[emulation]
+	name = ${emu}e
+	seed = 1
+	[nic]
+	EnableEventLogging = true
+	InitialAckTimeout = 10us
+	[nic h0]
+	ip = 10.0.0.1
+	[nic h1]
+	ip = 10.0.0.2
+	MaxQps = 1
+	[link h0 h1]
+	rate = 400Gbps
+	delay = 1us
+	drop = h0>h1 data msn=1 psn=0 count=all
+	[workload]
+	file = evict.csv
+EOF
+printf 'id,at,src,dst,bytes,after\n1,0ns,h0,h1,64KiB,\n2,50us,h0,h1,64KiB,\n' >"$tmp/evict.csv"
+"$MRCEMU" sim "$f" -o "$tmp/evict-sim" >"$tmp/evict-sim.out" 2>"$tmp/evict-sim.err"
+"$MRCEMU" run "$f" -o "$tmp/evict" --until 5ms >"$tmp/evict.out" 2>"$tmp/evict.err"
+rc=$?
+check evict-run-exit-1 test $rc -eq 1
+check evict-messages-equal-sim cmp -s "$tmp/evict/messages.csv" "$tmp/evict-sim/messages.csv"
+check evict-failure-recorded test "$(rows "$tmp/evict/messages.csv" failure=qp_evicted | cut -d, -f1)" = 1
+check evict-events-equal-sim cmp -s "$tmp/evict/mrc-events.csv" "$tmp/evict-sim/mrc-events.csv"
+check evict-end-equal-sim test "$(grep -h virtual_end_ps "$tmp/evict/summary.json")" = \
+	"$(grep -h virtual_end_ps "$tmp/evict-sim/summary.json")"
+check evict-summary-equal-sim test "$(grep -h '^messages:' "$tmp/evict.out")" = \
+	"$(grep -h '^messages:' "$tmp/evict-sim.out")"
+check evict-reason-reported grep -q \
+	'^message 1 (h0 to h1, 65536 bytes): its receiving QP was evicted (MaxQps)$' "$tmp/evict.err"
+check evict-nothing-left nothing_left "${emu}e"
+
 exit $failed

@@ -578,6 +578,14 @@ static void test_cmd_parse(void **state)
 	assert_true(c.down);
 	assert_true(daemon_cmd_parse("port 0 up", &c, err, sizeof(err)));
 	assert_false(c.down);
+	assert_true(daemon_cmd_parse("failures 3", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_FAILURES);
+	assert_int_equal(c.from, 3);
+	assert_true(daemon_cmd_parse("fail h1 1048575 qp_evicted", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_FAIL);
+	assert_string_equal(c.dst, "h1");
+	assert_int_equal(c.msg_id, 1048575);
+	assert_string_equal(c.reason, "qp_evicted");
 }
 
 static void assert_refused(const char *line, const char *reason)
@@ -596,7 +604,14 @@ static void test_cmd_parse_refuses_with_a_reason(void **state)
 	(void)state;
 	assert_refused("", "empty command");
 	assert_refused("frob", "unknown command 'frob' (allowed: status, start, stats, post, "
-			       "port, grant, stop)");
+			       "port, grant, stop, failures, fail)");
+	assert_refused("failures", "usage: failures FROM");
+	assert_refused("failures x", "failures: 'x' is not a count");
+	assert_refused("fail h1 1", "usage: fail DST ID REASON");
+	assert_refused("fail h1 0 qp_evicted",
+		       "fail: id '0' is out of range (allowed: 1..1048575)");
+	assert_refused("fail h1 1048576 qp_evicted",
+		       "fail: id '1048576' is out of range (allowed: 1..1048575)");
 	assert_refused("status now", "usage: status");
 	assert_refused("start 5", "usage: start EPOCH_NS SCALE|max [conducted [UNTIL_PS]]");
 	assert_refused("start 5 max conducted 0",
@@ -633,7 +648,7 @@ static void test_commands(void **state)
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
 				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 "
-				   "next_ps=18446744073709551615 ran_ps=0 links=0:0,0:0,0:0");
+				   "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 links=0:0,0:0,0:0");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
@@ -643,7 +658,7 @@ static void test_commands(void **state)
 	assert_string_equal(reply,
 			    "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
 			    "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=1 "
-			    "next_ps=18446744073709551615 ran_ps=0 links=1:0,1:0,0:0");
+			    "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 links=1:0,1:0,0:0");
 	/* A command takes effect at min(S, next event), here once the ports
 	 * have promised past the clock (docs/promises.md). */
 	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));

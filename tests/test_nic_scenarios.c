@@ -622,9 +622,38 @@ static void test_max_qps_evicts_least_recently_active(void **state)
 	assert_int_equal(event_time(s, "h1", "QP_EVICTED", 2), 0);
 	msg = messages(s);
 	assert_string_equal(table_cell(msg, 0, "verified"), "false"); /* id 2 */
+	assert_string_equal(table_cell(msg, 0, "failure"), "qp_error");
 	assert_string_equal(table_cell(msg, 1, "verified"), "false"); /* id 1: evicted */
 	assert_string_equal(table_cell(msg, 1, "complete_ps"), "");
+	assert_string_equal(table_cell(msg, 1, "failure"), "qp_evicted");
 	assert_string_equal(table_cell(msg, 2, "verified"), "true");
+	assert_string_equal(table_cell(msg, 2, "failure"), "");
+	scenario_free(s);
+}
+
+/* §12 rule 11: an evicted message "is recorded as failed, with the reason,
+ * in messages.csv".  Its sending QP is not told (the wire has no signal
+ * for it) and retransmits on: its row keeps the retransmissions counted up
+ * to T_end, as an open message's does.  h1 holds one receiving QP; message
+ * 1 loses PSN 0 for good, message 2 takes its QP at 50 µs.  Message 1's
+ * timer (rule 7: 10 µs, checked at whole microseconds) fires at 11, 22,
+ * 33 and 44 µs: 4 retransmissions before T_end (53.4 µs). */
+static void test_evicted_message_failed_with_its_reason(void **state)
+{
+	struct scenario *s = scenario_b2b_nodes("InitialAckTimeout = 10us", NULL, "MaxQps = 1",
+						"drop = h0>h1 data msn=1 psn=0 count=all",
+						"1,0ns,h0,h1,64KiB,\n2,50us,h0,h1,64KiB,\n");
+	const struct table *msg;
+
+	(void)state;
+	assert_int_equal(scenario_run(s), 1);
+	assert_int_equal(s->r.o.failed, 1);
+	msg = messages(s);
+	assert_string_equal(table_cell(msg, 0, "failure"), "qp_evicted");
+	assert_string_equal(table_cell(msg, 0, "complete_ps"), "");
+	assert_string_equal(table_cell(msg, 0, "retransmissions"), "4");
+	assert_string_equal(table_cell(msg, 1, "failure"), "");
+	assert_string_equal(table_cell(msg, 1, "verified"), "true");
 	scenario_free(s);
 }
 
@@ -982,6 +1011,7 @@ int main(void)
 	    cmocka_unit_test(test_monitor_qp_error_trigger),
 	    cmocka_unit_test(test_lost_final_ack_rerequest),
 	    cmocka_unit_test(test_max_qps_evicts_least_recently_active),
+	    cmocka_unit_test(test_evicted_message_failed_with_its_reason),
 	    cmocka_unit_test(test_one_qpn_allocator),
 	    cmocka_unit_test(test_records_of_an_open_message),
 	    cmocka_unit_test(test_receiver_rows_name_the_message),

@@ -66,7 +66,7 @@ void outcome_print(const struct run_outcome *o, FILE *out)
 	fprintf(out, "messages: %llu of %llu completed", (unsigned long long)o->completed,
 		(unsigned long long)o->messages);
 	if (o->failed)
-		fprintf(out, ", %llu failed (QP error)", (unsigned long long)o->failed);
+		fprintf(out, ", %llu failed", (unsigned long long)o->failed);
 	if (o->unverified)
 		fprintf(out, ", %llu not verified", (unsigned long long)o->unverified);
 	fprintf(out, "\ncompletion time: p50 %s  p99 %s  max %s\n", time_format(o->fct_p50, a, 32),

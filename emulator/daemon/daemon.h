@@ -85,7 +85,17 @@ uint64_t daemon_hist_pct(const struct daemon_hist *h, unsigned pct);
 #define DAEMON_CTL_LINE	 512  /* longest command line accepted */
 #define DAEMON_REPLY_MAX 8192 /* longest reply (stats lists every counter) */
 
-enum daemon_cmd_kind { CMD_STATUS, CMD_START, CMD_STATS, CMD_POST, CMD_PORT, CMD_GRANT, CMD_STOP };
+enum daemon_cmd_kind {
+	CMD_STATUS,
+	CMD_START,
+	CMD_STATS,
+	CMD_POST,
+	CMD_PORT,
+	CMD_GRANT,
+	CMD_STOP,
+	CMD_FAILURES,
+	CMD_FAIL
+};
 
 struct daemon_cmd {
 	enum daemon_cmd_kind kind;
@@ -94,8 +104,11 @@ struct daemon_cmd {
 	ps_t until;		  /* start, conducted: no event after it (0: none) */
 	ps_t grant;		  /* grant: every event up to it may run */
 	ps_t end;		  /* stop: T_end, 0 when not given */
-	char dst[TOPO_NAME_MAX];  /* post */
+	char dst[TOPO_NAME_MAX];  /* post, fail */
 	uint64_t bytes;		  /* post */
+	uint64_t from;		  /* failures: the first to list */
+	uint64_t msg_id;	  /* fail */
+	char reason[16];	  /* fail: messages.csv's `failure` word */
 	int port;		  /* port */
 	bool down;		  /* port */
 };
@@ -110,6 +123,7 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 struct daemon_progress {
 	uint64_t sends_finished, sends, receives_done, receives;
 	ps_t last_done; /* the last completion or failure (docs/promises.md, One end) */
+	uint64_t rx_failed; /* receives that failed here (a QP evicted): `failures` */
 };
 
 struct daemon_engine {
@@ -124,8 +138,8 @@ struct daemon_engine {
 	/* `start`: virtual time 0 is the epoch; post the workload. */
 	void (*start)(void *ctx);
 	void (*progress)(void *ctx, struct daemon_progress *pr);
-	/* `stats` and `post`: write the reply's text after "ok " (or the reason
-	 * after "error ") to reply and say which. */
+	/* `stats`, `post`, `failures` and `fail`: write the reply's text after
+	 * "ok " (or the reason after "error ") to reply and say which. */
 	bool (*command)(void *ctx, const struct daemon_cmd *c, char *reply, size_t len);
 	void (*port_set_down)(void *ctx, int port, bool down);
 	/* The last records at virtual time `now` (final stats row, messages). */

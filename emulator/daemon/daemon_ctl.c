@@ -120,6 +120,29 @@ static bool parse_port(char **w, int n, struct daemon_cmd *c, char *err, size_t 
 	return true;
 }
 
+/* fail DST ID REASON: the launcher relays a failed receive (docs/control.md). */
+static bool parse_fail(char **w, int n, struct daemon_cmd *c, char *err, size_t errlen)
+{
+	if (!want(n, 3, "fail DST ID REASON", err, errlen))
+		return false;
+	if (strlen(w[1]) >= sizeof(c->dst)) {
+		snprintf(err, errlen, "fail: no node '%.40s'", w[1]);
+		return false;
+	}
+	snprintf(c->dst, sizeof(c->dst), "%s", w[1]);
+	if (!parse_u64(w[2], &c->msg_id) || !c->msg_id || c->msg_id > WIRE_MAX_MSG_INDEX) {
+		snprintf(err, errlen, "fail: id '%.40s' is out of range (allowed: 1..%llu)", w[2],
+			 (unsigned long long)WIRE_MAX_MSG_INDEX);
+		return false;
+	}
+	if (strlen(w[3]) >= sizeof(c->reason)) {
+		snprintf(err, errlen, "fail: reason '%.40s' is unknown", w[3]);
+		return false;
+	}
+	snprintf(c->reason, sizeof(c->reason), "%s", w[3]);
+	return true;
+}
+
 bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t errlen)
 {
 	char buf[DAEMON_CTL_LINE], *w[CMD_MAX_WORDS];
@@ -168,9 +191,22 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 		c->kind = CMD_PORT;
 		return parse_port(w, n, c, err, errlen);
 	}
+	if (!strcmp(w[0], "failures")) {
+		c->kind = CMD_FAILURES;
+		if (!want(n, 1, "failures FROM", err, errlen))
+			return false;
+		if (parse_u64(w[1], &c->from))
+			return true;
+		snprintf(err, errlen, "failures: '%.40s' is not a count", w[1]);
+		return false;
+	}
+	if (!strcmp(w[0], "fail")) {
+		c->kind = CMD_FAIL;
+		return parse_fail(w, n, c, err, errlen);
+	}
 	snprintf(err, errlen,
 		 "unknown command '%.40s' (allowed: status, start, stats, post, port, "
-		 "grant, stop)",
+		 "grant, stop, failures, fail)",
 		 w[0]);
 	return false;
 }
@@ -204,14 +240,15 @@ static void status(struct daemon *d, char *reply, size_t len)
 	    reply, len,
 	    "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
 	    "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu idle=%d next_ps=%llu "
-	    "ran_ps=%llu",
+	    "ran_ps=%llu rx_failed=%llu",
 	    state_name(d->state), (unsigned long long)daemon_vnow(d),
 	    (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
 	    (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
 	    (unsigned long long)d->violations, (unsigned long long)d->late.max,
 	    (unsigned long long)d->floor, (unsigned long long)d->busy_until,
 	    (unsigned long long)pr.last_done, daemon_idle(d), (unsigned long long)events_next(d->q),
-	    (unsigned long long)(d->ran_any ? d->run_time : 0));
+	    (unsigned long long)(d->ran_any ? d->run_time : 0),
+	    (unsigned long long)pr.rx_failed);
 	if (n > 0 && (size_t)n < len)
 		status_links(d, reply + n, len - (size_t)n);
 }
@@ -327,7 +364,12 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 		snprintf(reply, len, "ok");
 		return;
 	case CMD_STATS:
+	case CMD_FAIL:
 		engine_command(d, &c, reply, len);
+		return;
+	case CMD_FAILURES:
+		engine_command(d, &c, reply, len);
+		daemon_advance(d); /* promises the engine held may be due */
 		return;
 	case CMD_POST:
 		engine_command(d, &c, reply, len);

@@ -315,22 +315,55 @@ bool chakra_exec_completion(struct chakra_exec *x, int node, enum nic_completion
 	return true;
 }
 
-bool chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_info *i, ps_t now)
+/* The send of message `index` from rank rk to rank peer fails. */
+static bool fail_send(struct chakra_exec *x, struct cx_rank *rk, int peer,
+		      const struct nic_msg_info *i, bool evicted)
 {
-	struct cx_rank *rk = x->by_node[node];
-	int peer = rank_of_ip(x, i->dst_ip);
 	uint32_t which;
 	struct cx_msg *s;
 
-	(void)now;
 	if (!rk || peer < 0 || !(s = find_msg(rk, peer, (uint32_t)i->msg_id, true, &which)))
 		return false;
 	if (!s->failed && !s->done) {
 		s->failed = true;
+		s->evicted = evicted;
 		s->retransmissions = i->retransmissions;
 		x->sends_finished++;
 	}
 	return true;
+}
+
+/* A receive whose QP was evicted: finished, never arrived. */
+static bool fail_receive(struct chakra_exec *x, struct cx_rank *rk, int peer,
+			 const struct nic_msg_info *i)
+{
+	uint32_t which;
+	struct cx_msg *r;
+
+	if (!rk || peer < 0 || !(r = find_msg(rk, peer, (uint32_t)i->msg_id, false, &which)))
+		return false;
+	if (!r->failed && !r->arrived) {
+		r->failed = r->evicted = true;
+		x->receives_done++;
+	}
+	return true;
+}
+
+/* The sending QP's error state fails the send at `node`.  A receiving QP
+ * evicted at `node` (i->why) fails the receive there, and the send too when
+ * the sender's rank runs here (the simulation; `run` relays it to the
+ * sending daemon, which calls this at the sender with i->why set). */
+bool chakra_exec_failed(struct chakra_exec *x, int node, const struct nic_msg_info *i, ps_t now)
+{
+	int src;
+	bool r;
+
+	(void)now;
+	if (!i->why)
+		return fail_send(x, x->by_node[node], rank_of_ip(x, i->dst_ip), i, false);
+	r = fail_receive(x, x->by_node[node], rank_of_ip(x, i->src_ip), i);
+	src = topology_find_ip(x->t, i->src_ip);
+	return (src >= 0 && fail_send(x, x->by_node[src], rank_of_ip(x, i->dst_ip), i, true)) || r;
 }
 
 bool chakra_exec_sends(const struct chakra_exec *x, int src, int dst, uint64_t index)
@@ -430,6 +463,16 @@ void chakra_exec_write_nodes(const struct chakra_exec *x, struct csv *c)
 	}
 }
 
+/* messages.csv's `failure`: the sender's, else the receiver's. */
+static enum driver_failure failure(const struct cx_msg *s, const struct cx_msg *r)
+{
+	if (s && s->failed)
+		return s->refused   ? DRIVER_FAILURE_REFUSED
+		       : s->evicted ? DRIVER_FAILURE_QP_EVICTED
+				    : DRIVER_FAILURE_QP_ERROR;
+	return r && r->evicted ? DRIVER_FAILURE_QP_EVICTED : DRIVER_FAILURE_NONE;
+}
+
 /* One messages.csv row: the sender's columns from s (or empty), the
  * receiver's from r (or empty). */
 static void message_row(struct csv *c, const struct chakra_exec *x, const struct chakra_msg *m,
@@ -458,6 +501,7 @@ static void message_row(struct csv *c, const struct chakra_exec *x, const struct
 	else
 		csv_str(c, "");
 	csv_str(c, driver_source_name(DRIVER_SOURCE_CHAKRA));
+	csv_str(c, driver_failure_name(failure(s, r)));
 	csv_end(c);
 }
 
@@ -509,10 +553,11 @@ static void waiting_line(const struct cx_rank *rk, const struct cx_node *n, FILE
 			continue;
 		fprintf(out, "waits for message %" PRIu64 " %s rank %d (%s)\n", m->id,
 			m->send ? "to" : "from", m->peer,
-			!m->send      ? "not arrived"
-			: s->refused  ? "the NIC refused it"
-			: s->failed   ? "its QP entered the error state"
-				      : "not acknowledged");
+			s->evicted   ? "its receiving QP was evicted (MaxQps)"
+			: !m->send   ? "not arrived"
+			: s->refused ? "the NIC refused it"
+			: s->failed  ? "its QP entered the error state"
+				     : "not acknowledged");
 		return;
 	}
 	fprintf(out, "has started and not finished\n");

@@ -48,6 +48,7 @@ struct cx_msg {
 	ps_t send_complete;
 	uint64_t retransmissions;
 	bool begun, arrived, done, failed, refused, verified;
+	bool evicted; /* failed: its receiving QP was evicted (MaxQps) */
 };
 
 struct cx_rank {

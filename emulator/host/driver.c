@@ -6,13 +6,48 @@
 
 const char DRIVER_MESSAGES_HEADER[] = "id,src,dst,bytes,posted_ps,send_complete_ps,"
 				      "recv_complete_ps,complete_ps,fct_ps,retransmissions,"
-				      "verified,source";
+				      "verified,source,failure";
 
 const char *driver_source_name(enum driver_source s)
 {
 	static const char *const names[] = {"workload", "chakra", "ctl", "external", ""};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "";
+}
+
+const char *driver_failure_name(enum driver_failure f)
+{
+	static const char *const names[DRIVER_FAILURE_COUNT] = {"", "refused", "qp_error",
+								"qp_evicted"};
+
+	return (unsigned)f < DRIVER_FAILURE_COUNT ? names[f] : "";
+}
+
+bool driver_failure_parse(const char *s, enum driver_failure *f)
+{
+	for (int i = DRIVER_FAILURE_NONE + 1; i < DRIVER_FAILURE_COUNT; i++)
+		if (!strcmp(s, driver_failure_name(i))) {
+			*f = i;
+			return true;
+		}
+	return false;
+}
+
+const char *driver_why(enum driver_failure f, bool posted, bool sent, bool done, bool verified)
+{
+	static const char *const failed[DRIVER_FAILURE_COUNT] = {
+	    NULL, "the NIC refused it (id, size or resources)", "its QP entered the error state",
+	    "its receiving QP was evicted (MaxQps)"};
+
+	if ((unsigned)f < DRIVER_FAILURE_COUNT && failed[f])
+		return failed[f];
+	if (!posted)
+		return "never posted: its dependencies did not complete";
+	if (!done)
+		return !sent ? "not every packet was sent" : "no cumulative ACK covered it";
+	if (!verified)
+		return "completed, but its bytes were not verified at the receiver";
+	return NULL;
 }
 
 static size_t nmsgs(const struct driver *d)
@@ -67,7 +102,9 @@ bool driver_init(struct driver *d, const struct topology *t, const struct worklo
 		m->d = d;
 		m->w = &w->msgs[i];
 		m->deps_left = m->w->nafter;
-		hmap_put(&d->by_id, m->w->id, m);
+		/* Out of memory here would leave an `after` unresolved. */
+		if (!hmap_put(&d->by_id, m->w->id, m))
+			return false;
 		d->sends += sends(d, m);
 		d->receives += receives(d, m);
 	}
@@ -99,7 +136,8 @@ static void post(void *arg, ps_t now)
 	m->posted = now;
 	if (!nic_post_message(d->nic_of(d->ctx, m->w->src), d->t->nodes[m->w->dst].ip, m->w->bytes,
 			      m->w->id, now)) {
-		m->failed = m->refused = true;
+		m->failed = true;
+		m->failure = DRIVER_FAILURE_REFUSED;
 		d->sends_finished++;
 	}
 }
@@ -237,7 +275,8 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 		m->received = true;
 		m->recv_complete = now;
 		m->verified = i->verified;
-		d->receives_done++;
+		/* An evicted receive counted as finished already (driver_failed). */
+		d->receives_done += m->failure != DRIVER_FAILURE_QP_EVICTED;
 		release(d, m, m->w->dst, now);
 		break;
 	case MSG_COMPLETE:
@@ -252,6 +291,14 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 	}
 }
 
+/* A message fails once; its sender's side then counts it finished. */
+static void fail_sent(struct driver *d, struct driver_msg *m, enum driver_failure f)
+{
+	m->failure = f;
+	m->failed = true;
+	d->sends_finished++;
+}
+
 void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
 {
 	struct driver_msg *m = find(d, i, false);
@@ -259,15 +306,34 @@ void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)
 	(void)now;
 	if (!m || m->failed || m->done)
 		return;
-	if (i->why) { /* the receiving side: its QP was evicted */
-		m->why_failed = i->why;
-		if (!sends(d, m))
-			return;
-	} else {
+	if (!i->why) { /* the sending side: its QP entered the error state */
 		m->retransmissions = i->retransmissions;
+		fail_sent(d, m, DRIVER_FAILURE_QP_ERROR);
+		return;
 	}
-	m->failed = true;
-	d->sends_finished++;
+	/* The receiving side: its QP was evicted.  The receive is finished
+	 * (it never completes); the sender learns it here in `sim`, and from
+	 * the launcher (driver_fail_sent) in `run`. */
+	if (m->failure == DRIVER_FAILURE_QP_EVICTED)
+		return;
+	m->failure = DRIVER_FAILURE_QP_EVICTED;
+	if (receives(d, m) && !m->received)
+		d->receives_done++;
+	if (sends(d, m))
+		fail_sent(d, m, DRIVER_FAILURE_QP_EVICTED);
+}
+
+bool driver_fail_sent(struct driver *d, int dst, uint64_t id, enum driver_failure f)
+{
+	const struct topo_node *me = &d->t->nodes[d->node];
+	struct nic_msg_info i = {.msg_id = id, .src_ip = me->ip, .dst_ip = d->t->nodes[dst].ip};
+	struct driver_msg *m = d->node >= 0 ? find(d, &i, false) : NULL;
+
+	if (!m || !sends(d, m))
+		return false;
+	if (!m->failed && !m->done)
+		fail_sent(d, m, f);
+	return true;
 }
 
 void driver_open(void *ctx, const struct nic_msg_info *i)
@@ -275,7 +341,7 @@ void driver_open(void *ctx, const struct nic_msg_info *i)
 	struct driver *d = ctx;
 	struct driver_msg *m = find(d, i, false);
 
-	if (m && !m->done && !m->failed)
+	if (m && !m->done && (!m->failed || m->failure == DRIVER_FAILURE_QP_EVICTED))
 		m->retransmissions = i->retransmissions;
 }
 
@@ -321,6 +387,7 @@ void driver_write_messages(const struct driver *d, struct csv *c)
 		else
 			csv_str(c, "");
 		csv_str(c, driver_source_name(m->source));
+		csv_str(c, driver_failure_name(m->failure));
 		csv_end(c);
 	}
 }
@@ -329,20 +396,12 @@ void driver_report(const struct driver *d, FILE *out)
 {
 	for (size_t i = 0; i < nmsgs(d); i++) {
 		const struct driver_msg *m = msg_at(d, i);
-		const char *why = NULL;
+		const char *why;
 		if (!sends(d, m))
 			continue;
-		if (m->failed)
-			why = m->refused      ? "the NIC refused it (id, size or resources)"
-			      : m->why_failed ? m->why_failed
-					      : "its QP entered the error state";
-		else if (!m->is_posted)
-			why = "never posted: its dependencies did not complete";
-		else if (!m->done)
-			why =
-			    !m->sent ? "not every packet was sent" : "no cumulative ACK covered it";
-		else if (receives(d, m) && !(m->received && m->verified))
-			why = "completed, but its bytes were not verified at the receiver";
+		/* A daemon that only sends cannot know the receiver's check. */
+		why = driver_why(m->failure, m->is_posted, m->sent, m->done,
+				 !receives(d, m) || (m->received && m->verified));
 		if (why)
 			fprintf(out, "message %llu (%s to %s, %llu bytes): %s\n",
 				(unsigned long long)m->w->id, d->t->nodes[m->w->src].name,

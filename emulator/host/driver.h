@@ -32,6 +32,24 @@ enum driver_source {
 
 const char *driver_source_name(enum driver_source s);
 
+/* Why a message failed: messages.csv's `failure` column (docs/records.md). */
+enum driver_failure {
+	DRIVER_FAILURE_NONE,
+	DRIVER_FAILURE_REFUSED,	   /* its NIC refused the post */
+	DRIVER_FAILURE_QP_ERROR,   /* its sending QP entered the error state */
+	DRIVER_FAILURE_QP_EVICTED, /* its receiving QP was evicted (MaxQps:
+				      docs/protocol.md §12 rule 11) */
+	DRIVER_FAILURE_COUNT
+};
+
+/* The column's word ("" for none), and back (false: no such word). */
+const char *driver_failure_name(enum driver_failure f);
+bool driver_failure_parse(const char *s, enum driver_failure *f);
+
+/* The summary's reason for a message that did not complete verified, from
+ * what its messages.csv row says; NULL when it did. */
+const char *driver_why(enum driver_failure f, bool posted, bool sent, bool done, bool verified);
+
 struct driver_msg {
 	struct driver *d;
 	const struct workload_msg *w; /* the workload's row, or `own` */
@@ -41,8 +59,8 @@ struct driver_msg {
 	int ndependents, deps_left;
 	ps_t posted, send_complete, recv_complete, complete;
 	uint64_t retransmissions;
-	const char *why_failed; /* the receiving side's reason, or NULL */
-	bool is_posted, refused, sent, received, done, failed, verified;
+	enum driver_failure failure; /* known here, from either side */
+	bool is_posted, sent, received, done, failed, verified;
 };
 
 struct driver {
@@ -90,8 +108,16 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 		       ps_t now);
 void driver_failed(struct driver *d, const struct nic_msg_info *m, ps_t now);
 
+/* `mrcemu run` relays a receiving daemon's failed receive (its QP evicted)
+ * to the sending daemon (docs/control.md): the message
+ * from this driver's node to dst with index id fails for reason f, as
+ * driver_failed would have failed it in `mrcemu sim`, where one driver sees
+ * both ends.  False when this node sends no such message. */
+bool driver_fail_sent(struct driver *d, int dst, uint64_t id, enum driver_failure f);
+
 /* At the end, for nic_each_open: a message still open keeps the
- * retransmissions its NIC counted so far. */
+ * retransmissions its NIC counted so far, also one failed because its
+ * receiving QP was evicted (its sending QP retransmits on). */
 void driver_open(void *ctx, const struct nic_msg_info *m);
 
 /* Every message this driver posts has completed or failed. */

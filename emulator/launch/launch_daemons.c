@@ -289,6 +289,7 @@ static bool status_parse(struct daemon *d, const char *reply)
 	launch_reply_u64(reply, "busy_ps", &d->busy);
 	launch_reply_u64(reply, "done_ps", &d->done);
 	launch_reply_u64(reply, "ran_ps", &d->ran);
+	launch_reply_u64(reply, "rx_failed", &d->rx_failed);
 	status_links(d, reply);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
@@ -305,6 +306,59 @@ bool launch_status_poll(struct launch *l, int i, char *reply, size_t len)
 		return false;
 	d->answered_ns = launch_mono_ns();
 	return true;
+}
+
+/* One SRC:ID:REASON word of `failures`, told to SRC's daemon as `fail`. */
+static bool relay_one(struct launch *l, int i, const char *word)
+{
+	char src[TOPO_NAME_MAX], reason[32], cmd[160], reply[256];
+	unsigned long long id;
+	int s;
+
+	if (sscanf(word, "%31[A-Za-z0-9_]:%llu:%31s", src, &id, reason) != 3 ||
+	    (s = topology_find(l->t, src)) < 0 || l->d[s].pid <= 0 || !l->d[s].prog ||
+	    strcmp(l->d[s].prog, "nicd"))
+		return true; /* no daemon of ours sent it: nobody to tell */
+	snprintf(cmd, sizeof(cmd), "fail %s %llu %s", l->t->nodes[i].name, id, reason);
+	if (!launch_ctl_send(l->d[s].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS))
+		return false;
+	if (strncmp(reply, "ok", 2))
+		fprintf(l->report, "mrcemu: %s: `%s` to %s: %s\n", l->cmd, cmd, src, reply);
+	return true;
+}
+
+int launch_relay_failures(struct launch *l, int i)
+{
+	struct daemon *d = &l->d[i];
+	char cmd[48], reply[LAUNCH_REPLY_MAX];
+	int relayed = 0;
+	bool listed = d->rx_relayed < d->rx_failed;
+
+	/* Until a call lists none: asking from N tells the daemon that the
+	 * first N reached their senders (it holds its promises until then). */
+	while (listed) {
+		char *save, *word;
+		snprintf(cmd, sizeof(cmd), "failures %llu", (unsigned long long)d->rx_relayed);
+		if (!launch_ctl_send(d->ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		    strncmp(reply, "ok n=", 5)) {
+			launch_daemon_report(l, i, "did not answer `failures`");
+			return -1;
+		}
+		strtok_r(reply, " ", &save); /* ok */
+		strtok_r(NULL, " ", &save);  /* n=N */
+		listed = false;
+		while ((word = strtok_r(NULL, " ", &save))) {
+			if (!relay_one(l, i, word)) {
+				launch_daemon_report(
+				    l, i, "failed receive: its sender did not answer `fail`");
+				return -1;
+			}
+			d->rx_relayed++;
+			relayed++;
+			listed = true;
+		}
+	}
+	return relayed;
 }
 
 static int not_ready(struct launch *l)

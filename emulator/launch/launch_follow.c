@@ -61,8 +61,18 @@ static int status_all(struct launch *l, uint64_t now)
 	l->round_ok = true;
 	for (int i = 0; i < l->t->nnodes; i++) {
 		struct daemon *d = &l->d[i];
-		if (d->pid <= 0 || launch_status_poll(l, i, reply, sizeof(reply)))
+		if (d->pid <= 0)
 			continue;
+		if (launch_status_poll(l, i, reply, sizeof(reply))) {
+			/* A relayed failure finishes a sender's message after it may
+			 * have answered this round: no grant nor end from it. */
+			int relayed = launch_relay_failures(l, i);
+			if (relayed < 0)
+				return 1;
+			if (relayed > 0)
+				l->round_ok = false;
+			continue;
+		}
 		l->round_ok = false;
 		/* A busy daemon may miss a poll; one silent this long is stuck. */
 		if (now > d->answered_ns + SILENT_TIMEOUT_MS * 1000000ULL) {

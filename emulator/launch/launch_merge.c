@@ -14,7 +14,7 @@
 #include "launch_impl.h"
 #include "core/records.h"
 
-#define MSG_COLS 12
+#define MSG_COLS 13
 enum {
 	COL_ID,
 	COL_SRC,
@@ -27,7 +27,8 @@ enum {
 	COL_FCT,
 	COL_RETX,
 	COL_VERIFIED,
-	COL_SOURCE
+	COL_SOURCE,
+	COL_FAILURE
 };
 
 /* Per-node files, "<base>-<node>.csv"; messages first, lateness last. */
@@ -246,6 +247,13 @@ static const char *cell(char *const *row, int col)
 	return row[col] ? row[col] : "";
 }
 
+/* The reason a message failed: its sender's, else its receiver's (a QP
+ * evicted there, which `run` relays to the sender: the two agree). */
+static const char *row_failure(const struct msg_row *r)
+{
+	return *cell(r->snd, COL_FAILURE) ? cell(r->snd, COL_FAILURE) : cell(r->rcv, COL_FAILURE);
+}
+
 /* One merged row; returns whether the message completed, and its FCT (0:
  * none).  The
  * sender knows what posted a message; a receiver knows only an external
@@ -273,9 +281,31 @@ static bool write_row(struct csv *c, const struct msg_row *r, bool *verified, ui
 	*verified = done && !strcmp(cell(r->rcv, COL_VERIFIED), "true");
 	csv_bool(c, *verified);
 	csv_str(c, source);
+	csv_str(c, row_failure(r));
 	csv_end(c);
 	*fct = done && !external ? strtoull(r->snd[COL_FCT], NULL, 10) : 0;
 	return done;
+}
+
+/* docs/records.md: the summary lists every message that did not complete
+ * verified, with the reason, in the words of `sim`'s (driver_why). */
+static void report_row(const struct msg_row *r, bool verified, FILE *report)
+{
+	char *const *id = r->snd[0] ? r->snd : r->rcv;
+	enum driver_failure f = DRIVER_FAILURE_NONE;
+	const char *why;
+
+	if (!strcmp(cell(id, COL_SOURCE), "external"))
+		return; /* its receiver's row is all there is: no sender to blame */
+	if (*row_failure(r) && !driver_failure_parse(row_failure(r), &f))
+		f = DRIVER_FAILURE_NONE;
+	why = !r->snd[0]
+		  ? "its sender's daemon wrote no row for it"
+		  : driver_why(f, *cell(r->snd, COL_POSTED), *cell(r->snd, COL_SEND_COMPLETE),
+			       *cell(r->snd, COL_COMPLETE), verified);
+	if (why)
+		fprintf(report, "message %s (%s to %s, %s bytes): %s\n", cell(id, COL_ID),
+			cell(id, COL_SRC), cell(id, COL_DST), cell(id, COL_BYTES), why);
 }
 
 /* A workload message whose daemons died before writing their rows: what
@@ -290,6 +320,7 @@ static void write_unknown(struct csv *c, const struct topology *t, const struct 
 		csv_str(c, "");
 	csv_bool(c, false);
 	csv_str(c, driver_source_name(DRIVER_SOURCE_WORKLOAD));
+	csv_str(c, "");
 	csv_end(c);
 }
 
@@ -313,6 +344,11 @@ static bool write_messages(struct msg_table *m, const struct topology *t, const 
 		s->messages++;
 		if (!m->rows[i].snd[0] && !m->rows[i].rcv[0]) {
 			write_unknown(c, t, &w->msgs[i]); /* no daemon wrote it */
+			fprintf(report,
+				"message %llu (%s to %s, %llu bytes): no daemon wrote its row\n",
+				(unsigned long long)w->msgs[i].id, t->nodes[w->msgs[i].src].name,
+				t->nodes[w->msgs[i].dst].name,
+				(unsigned long long)w->msgs[i].bytes);
 			continue;
 		}
 		if (write_row(c, &m->rows[i], &verified, &fct[nfct])) {
@@ -320,6 +356,9 @@ static bool write_messages(struct msg_table *m, const struct topology *t, const 
 			s->unverified += !verified;
 			nfct += fct[nfct] != 0;
 		}
+		/* As sim.c counts them: the workload's messages that failed. */
+		s->failed += i < m->nworkload && *row_failure(&m->rows[i]);
+		report_row(&m->rows[i], verified, report);
 	}
 	outcome_fct(s, fct, nfct);
 	free(fct);

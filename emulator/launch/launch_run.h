@@ -33,6 +33,9 @@ struct daemon {
 	uint64_t vt, sends, sends_total, receives, receives_total, violations, late_max_ns;
 	uint64_t floor, busy, done; /* docs/promises.md, One end */
 	uint64_t ran;		    /* the time of the last event it ran */
+	/* receives that failed there (QPs evicted), and how many of them the
+	 * launcher has told their senders (launch_relay_failures) */
+	uint64_t rx_failed, rx_relayed;
 	/* docs/promises.md, Idle fabrics jump: whether it can do nothing until
 	 * a frame or a grant comes, its next event, and per port the frames
 	 * it sent and received on the link */
@@ -98,6 +101,10 @@ bool launch_daemons_died(struct launch *l);
 /* Ask daemon i for its `status` into its struct daemon; false if it did
  * not answer one. */
 bool launch_status_poll(struct launch *l, int i, char *reply, size_t len);
+/* Tell the sending daemons of the receives that failed at daemon i since
+ * the last call (`failures`, then `fail` to each sender: docs/control.md);
+ * how many were relayed, -1 (reported) when a daemon did not answer. */
+int launch_relay_failures(struct launch *l, int i);
 /* stop, then SIGTERM, then SIGKILL: every pid we started is gone after. */
 void launch_daemons_stop(struct launch *l);
 /* 1 (reported) when a daemon exited other than 0 after `stop`. */

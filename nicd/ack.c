@@ -34,7 +34,7 @@ void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
 	p->u.aeth.syndrome = WIRE_AETH_ACK;
 	p->u.aeth.msn = rq->recv_complete ? 1 : 0;
 	nic->c.tx_ack++;
-	nic_port_send(nic, p, true, now);
+	nic_port_send_control(nic, p, now);
 }
 
 /* The held bits of PSNs base .. base + 63 (base >= the next expected PSN),
@@ -82,7 +82,7 @@ static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t 
  * down to 128 ns steps. */
 static uint16_t service_time(const struct nic *nic, const struct pkt *drawn)
 {
-	ps_t t = time_serialize(wire_len(drawn) + nic->port.ctl_queued, nic->port.out.rate);
+	ps_t t = time_serialize(wire_len(drawn) + nic_port_ctl_queued(&nic->port), nic->port.out.rate);
 	return (uint16_t)(t / (128 * PS_PER_NS));
 }
 
@@ -120,7 +120,7 @@ void nic_send_sack(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *dr
 	p->u.sack.cc.rcv_bytes = rq->rcv_units;
 	rq->coalesce = 0;
 	nic->c.tx_sack++;
-	nic_port_send(nic, p, true, now);
+	nic_port_send_control(nic, p, now);
 }
 
 /* Seed, NACKs: a NACK reflects the entropy value of the packet that drew
@@ -144,5 +144,5 @@ void nic_send_nack(struct nic *nic, const struct pkt *drawn, uint32_t responder_
 	if (drawn->flags & WIRE_BTH_TS)
 		p->u.neth.ts_echo = drawn->tseth_time;
 	nic->c.tx_nack++;
-	nic_port_send(nic, p, true, now);
+	nic_port_send_control(nic, p, now);
 }

@@ -70,10 +70,10 @@ static void cwnd_set(struct nic *nic, struct nic_group *g, double want, const ch
 	} else {
 		v = (uint64_t)want;
 	}
-	if (v == g->cwnd)
+	if (v == g->cc.cwnd)
 		return;
-	grew = v > g->cwnd;
-	g->cwnd = v;
+	grew = v > g->cc.cwnd;
+	g->cc.cwnd = v;
 	nic_cwnd_seen(nic, g, cause, now);
 	if (grew)
 		nic_sched_update(nic, g);
@@ -87,20 +87,20 @@ void nic_cc_init(struct nic *nic, struct nic_group *g)
 {
 	ps_t now = events_now(nic->ev);
 
-	g->cwnd = nic->a.cc == CC_NONE ? nic->a.max_cwnd : nic->a.initial_cwnd;
-	g->base_rtt = nic->a.config_base_rtt;
-	g->avg_delay = 0;
-	g->inc_bytes = 0;
-	g->adjust_bytes = 0;
-	g->achieved_bytes = 0;
-	g->fi_count = 0;
-	g->fast_increasing = false;
-	g->last_adjust = now;
-	g->last_decrease = 0;
-	g->decreased = false;
-	g->qa_end = 0;
-	g->qa_started = false;
-	g->qa_trigger = false;
+	g->cc.cwnd = nic->a.cc == CC_NONE ? nic->a.max_cwnd : nic->a.initial_cwnd;
+	g->cc.base_rtt = nic->a.config_base_rtt;
+	g->cc.avg_delay = 0;
+	g->cc.inc_bytes = 0;
+	g->cc.adjust_bytes = 0;
+	g->cc.achieved_bytes = 0;
+	g->cc.fi_count = 0;
+	g->cc.fast_increasing = false;
+	g->cc.last_adjust = now;
+	g->cc.last_decrease = 0;
+	g->cc.decreased = false;
+	g->cc.qa_end = 0;
+	g->cc.qa_started = false;
+	g->cc.qa_trigger = false;
 	nic_cwnd_seen(nic, g, "new_group", now);
 }
 
@@ -113,11 +113,11 @@ static double take_sample(struct nic_group *g, ps_t rtt)
 	double delay;
 
 	if (!rtt)
-		return g->avg_delay;
-	if (rtt < g->base_rtt)
-		g->base_rtt = rtt;
-	delay = (double)(rtt - g->base_rtt);
-	g->avg_delay = NSCC_DELAY_WEIGHT * delay + (1 - NSCC_DELAY_WEIGHT) * g->avg_delay;
+		return g->cc.avg_delay;
+	if (rtt < g->cc.base_rtt)
+		g->cc.base_rtt = rtt;
+	delay = (double)(rtt - g->cc.base_rtt);
+	g->cc.avg_delay = NSCC_DELAY_WEIGHT * delay + (1 - NSCC_DELAY_WEIGHT) * g->cc.avg_delay;
 	return delay;
 }
 
@@ -139,22 +139,22 @@ static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nscc_
 {
 	bool ran = false;
 
-	if (g->qa_started && now <= g->qa_end) {
-		g->qa_trigger |= trim;
+	if (g->cc.qa_started && now <= g->cc.qa_end) {
+		g->cc.qa_trigger |= trim;
 		return false;
 	}
-	if (g->qa_started && g->qa_trigger && g->achieved_bytes < nic->a.max_cwnd >> NSCC_QA_GATE) {
+	if (g->cc.qa_started && g->cc.qa_trigger && g->cc.achieved_bytes < nic->a.max_cwnd >> NSCC_QA_GATE) {
 		uint64_t w =
-		    g->achieved_bytes > nic->a.min_cwnd ? g->achieved_bytes : nic->a.min_cwnd;
+		    g->cc.achieved_bytes > nic->a.min_cwnd ? g->cc.achieved_bytes : nic->a.min_cwnd;
 		cwnd_set(nic, g, (double)w, "quick_adapt", now);
-		g->inc_bytes = 0;
-		g->adjust_bytes = 0;
+		g->cc.inc_bytes = 0;
+		g->cc.adjust_bytes = 0;
 		ran = true;
 	}
-	g->qa_trigger = trim;
-	g->qa_started = true;
-	g->achieved_bytes = 0;
-	g->qa_end = now + g->base_rtt + p->target;
+	g->cc.qa_trigger = trim;
+	g->cc.qa_started = true;
+	g->cc.achieved_bytes = 0;
+	g->cc.qa_end = now + g->cc.base_rtt + p->target;
 	return ran;
 }
 
@@ -166,18 +166,18 @@ static void low_delay_increase(struct nic *nic, struct nic_group *g, const struc
 			       uint64_t acked, double delay, ps_t now)
 {
 	if (delay < NSCC_NEAR_ZERO_DELAY) {
-		g->fi_count += acked;
-		if (g->fast_increasing || g->fi_count >= g->cwnd) {
-			g->fast_increasing = true;
-			cwnd_set(nic, g, (double)g->cwnd + p->fi_scale * (double)acked,
+		g->cc.fi_count += acked;
+		if (g->cc.fast_increasing || g->cc.fi_count >= g->cc.cwnd) {
+			g->cc.fast_increasing = true;
+			cwnd_set(nic, g, (double)g->cc.cwnd + p->fi_scale * (double)acked,
 				 "fast_increase", now);
 			return;
 		}
 	} else {
-		g->fi_count = 0;
+		g->cc.fi_count = 0;
 	}
-	g->fast_increasing = false;
-	g->inc_bytes += p->alpha * (double)acked * ((double)p->target - delay);
+	g->cc.fast_increasing = false;
+	g->cc.inc_bytes += p->alpha * (double)acked * ((double)p->target - delay);
 }
 
 /* §5, mark and delay >= target: cwnd x= max(1 - γ (avg_delay - target) /
@@ -187,20 +187,20 @@ static void low_delay_increase(struct nic *nic, struct nic_group *g, const struc
 static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
 				    const struct nscc_params *p, ps_t now)
 {
-	double avg = g->avg_delay, f, want;
+	double avg = g->cc.avg_delay, f, want;
 
-	g->fi_count = 0;
-	g->fast_increasing = false;
-	if (avg <= (double)p->target || (g->decreased && now - g->last_decrease <= g->base_rtt))
+	g->cc.fi_count = 0;
+	g->cc.fast_increasing = false;
+	if (avg <= (double)p->target || (g->cc.decreased && now - g->cc.last_decrease <= g->cc.base_rtt))
 		return;
 	f = 1 - NSCC_GAMMA * (avg - (double)p->target) / avg;
 	if (f < NSCC_MAX_MD_JUMP)
 		f = NSCC_MAX_MD_JUMP;
-	want = (double)g->cwnd * f;
+	want = (double)g->cc.cwnd * f;
 	cwnd_set(nic, g, want < (double)nic->a.min_cwnd ? (double)nic->a.min_cwnd : want,
 		 "multiplicative_decrease", now);
-	g->last_decrease = now;
-	g->decreased = true;
+	g->cc.last_decrease = now;
+	g->cc.decreased = true;
 }
 
 /* §5: fulfil the adjustment every 8 units of acknowledged bytes or once per
@@ -210,17 +210,17 @@ static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
 static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
 			      ps_t now)
 {
-	ps_t since = now > g->last_adjust ? now - g->last_adjust : 0;
+	ps_t since = now > g->cc.last_adjust ? now - g->cc.last_adjust : 0;
 
-	if (g->adjust_bytes <= NSCC_ADJUST_UNITS * p->unit && since <= g->base_rtt)
+	if (g->cc.adjust_bytes <= NSCC_ADJUST_UNITS * p->unit && since <= g->cc.base_rtt)
 		return;
-	cwnd_set(nic, g, (double)g->cwnd + g->inc_bytes / (double)g->cwnd, "adjust", now);
-	if (since >= g->base_rtt) {
-		cwnd_set(nic, g, (double)g->cwnd + p->eta, "eta", now);
-		g->last_adjust = now;
+	cwnd_set(nic, g, (double)g->cc.cwnd + g->cc.inc_bytes / (double)g->cc.cwnd, "adjust", now);
+	if (since >= g->cc.base_rtt) {
+		cwnd_set(nic, g, (double)g->cc.cwnd + p->eta, "eta", now);
+		g->cc.last_adjust = now;
 	}
-	g->inc_bytes = 0;
-	g->adjust_bytes = 0;
+	g->cc.inc_bytes = 0;
+	g->cc.adjust_bytes = 0;
 }
 
 /* §5, on each SACK (a cumulative ACK runs none of this): `acked` is the
@@ -241,18 +241,18 @@ void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t r
 	nscc_params(nic, &p);
 	delay = take_sample(g, rtt);
 	if (quick_adapt(nic, g, &p, false, now)) {
-		g->achieved_bytes += acked;
+		g->cc.achieved_bytes += acked;
 		return;
 	}
-	g->achieved_bytes += acked;
-	g->adjust_bytes += acked;
+	g->cc.achieved_bytes += acked;
+	g->cc.adjust_bytes += acked;
 	if (!ecn && delay >= (double)p.target) {
 		/* Fair increase.  The delay is no longer ≈ 0, so the window
 		 * of low delay that fast increase needs starts over (UEC
 		 * restarts it only on the next low-delay SACK). */
-		g->fi_count = 0;
-		g->fast_increasing = false;
-		g->inc_bytes += p.fi * (double)acked;
+		g->cc.fi_count = 0;
+		g->cc.fast_increasing = false;
+		g->cc.inc_bytes += p.fi * (double)acked;
 	} else if (!ecn) {
 		low_delay_increase(nic, g, &p, acked, delay, now);
 	} else if (delay >= (double)p.target) {
@@ -271,7 +271,7 @@ static void loss(struct nic *nic, struct nic_group *g, uint32_t nominal, const c
 
 	if (nic->a.cc != CC_NSCC)
 		return;
-	cwnd_set(nic, g, g->cwnd > lo + nominal ? (double)(g->cwnd - nominal) : (double)lo, cause,
+	cwnd_set(nic, g, g->cc.cwnd > lo + nominal ? (double)(g->cc.cwnd - nominal) : (double)lo, cause,
 		 now);
 }
 
@@ -296,7 +296,24 @@ void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t rtt, ps_t no
 	if (nic->a.cc != CC_NSCC)
 		return;
 	nscc_params(nic, &p);
-	if (rtt && rtt < g->base_rtt)
-		g->base_rtt = rtt;
+	if (rtt && rtt < g->cc.base_rtt)
+		g->cc.base_rtt = rtt;
 	quick_adapt(nic, g, &p, true, now);
+}
+
+/* cwnd is never 0 (cwnd_set floors it at Min, at least 1 byte); base_rtt
+ * only falls from ConfigBaseRTT, to the least sample; so every delay, and
+ * their average, is at least 0. */
+const char *nic_cc_check(const struct nic *nic, const struct nic_cc *cc, char *why, size_t len)
+{
+	if (!cc->cwnd)
+		snprintf(why, len, "group cwnd 0");
+	else if (cc->base_rtt > nic->a.config_base_rtt)
+		snprintf(why, len, "group base_rtt %llu above ConfigBaseRTT %llu",
+			 (unsigned long long)cc->base_rtt, (unsigned long long)nic->a.config_base_rtt);
+	else if (!(cc->avg_delay >= 0))
+		snprintf(why, len, "group avg_delay %g below 0", cc->avg_delay);
+	else
+		return NULL;
+	return why;
 }

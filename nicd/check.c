@@ -104,30 +104,28 @@ static const char *check_group(struct check *c, const struct nic_group *g)
 
 	if (!t)
 		return NULL;
+	if (nic_cc_check(c->nic, &g->cc, c->why, c->len))
+		return c->why;
 	if (t->refs != g->refs)
 		return broken(c, "group refs %llu, QPs in it %llu", g->refs, t->refs);
-	if (t->inflight != g->inflight)
-		return broken(c, "group inflight %llu, its segments in flight %llu", g->inflight,
+	if (t->inflight != g->cc.inflight)
+		return broken(c, "group inflight %llu, its segments in flight %llu", g->cc.inflight,
 			      t->inflight);
 	if (t->rtx_qps != g->rtx_qps)
 		return broken(c, "group rtx_qps %llu, QPs counted %llu", g->rtx_qps, t->rtx_qps);
 	return NULL;
 }
 
-static const char *check_dest(struct check *c, const struct nic_dest *d, uint64_t *idle)
+/* A destination's references and senders against the QPs that use it. */
+static const char *check_dest(struct check *c, const struct nic_dest *d)
 {
 	const struct tally *t = hmap_get(&c->tallies, (uintptr_t)d);
-	uint64_t refs = t ? t->refs : 0, senders = t ? t->senders : 0, bad = 0;
+	uint64_t refs = t ? t->refs : 0, senders = t ? t->senders : 0;
 
-	for (uint32_t i = 0; i < c->nic->a.entropy_count; i++)
-		bad += d->state[i] == EV_ASSUMED_BAD;
-	if (bad != d->nbad)
-		return broken(c, "destination nbad %llu, values assumed bad %llu", d->nbad, bad);
 	if (refs != d->refs)
 		return broken(c, "destination refs %llu, QPs using it %llu", d->refs, refs);
 	if (senders != d->senders)
 		return broken(c, "destination senders %llu, sending QPs %llu", d->senders, senders);
-	*idle += !d->refs;
 	return NULL;
 }
 
@@ -135,7 +133,7 @@ static const char *check_dest(struct check *c, const struct nic_dest *d, uint64_
 static const char *check_tables(struct check *c)
 {
 	const struct nic *nic = c->nic;
-	uint64_t lru = 0, closed = 0, idle = 0;
+	uint64_t lru = 0, closed = 0;
 
 	if (nic->open_msgs != nic->send_qps.count)
 		return broken(c, "open_msgs %llu, send QPs %llu", nic->open_msgs,
@@ -150,34 +148,6 @@ static const char *check_tables(struct check *c)
 		closed++;
 	if (nic->nclosed != closed || nic->closed.count != closed)
 		return broken(c, "nclosed %llu, closed records %llu", nic->nclosed, closed);
-	for (const struct nic_dest *d = nic->idle_head; d; d = d->idle_next)
-		idle++;
-	if (idle != nic->nidle)
-		return broken(c, "nidle %llu, unused destinations listed %llu", nic->nidle, idle);
-	return NULL;
-}
-
-/* The port's control bytes: charged to the pool while queued or on the wire. */
-static const char *check_port(struct check *c)
-{
-	const struct nic *nic = c->nic;
-	const struct nic_port *port = &nic->port;
-	uint64_t queued = 0, ctl = 0;
-
-	for (const struct pkt *p = port->ctl_head; p; p = p->next)
-		queued += wire_len(p);
-	if (queued != port->ctl_queued)
-		return broken(c, "ctl_queued %llu, control frames queued %llu", port->ctl_queued,
-			      queued);
-	if (port->busy && wire_kind_of(port->sent.opcode) != WIRE_KIND_DATA &&
-	    port->sent.opcode != WIRE_OP_PROBE)
-		ctl = port->sent.len;
-	if (nic->egress_ctl_used != queued + ctl)
-		return broken(c, "egress_ctl_used %llu, control bytes queued or on the wire %llu",
-			      nic->egress_ctl_used, queued + ctl);
-	if (nic->egress_data_used > nic->a.egress_data_pool)
-		return broken(c, "egress_data_used %llu, pool %llu", nic->egress_data_used,
-			      nic->a.egress_data_pool);
 	return NULL;
 }
 
@@ -198,10 +168,13 @@ static const char *walk(struct check *c)
 {
 	const struct nic *nic = c->nic;
 	const char *why = check_tables(c);
-	uint64_t idle = 0;
 
 	if (!why)
-		why = check_port(c);
+		why = nic_port_check(nic, c->why, c->len);
+	if (!why)
+		why = nic_pcie_check(nic, c->why, c->len);
+	if (!why)
+		why = nic_spray_check(nic, c->why, c->len);
 	for (size_t i = 0; !why && i < slots(&nic->send_qps); i++)
 		if (slot(&nic->send_qps, i))
 			why = check_send(c, slot(&nic->send_qps, i));
@@ -218,11 +191,9 @@ static const char *walk(struct check *c)
 		if (rq && rq->group)
 			why = check_group(c, rq->group);
 	}
-	for (size_t i = 0; !why && i < slots(&nic->dests); i++)
-		if (slot(&nic->dests, i))
-			why = check_dest(c, slot(&nic->dests, i), &idle);
-	if (!why && idle != nic->nidle)
-		why = broken(c, "nidle %llu, destinations no QP uses %llu", nic->nidle, idle);
+	for (size_t i = 0; !why && i < slots(&nic->dests.by_ip); i++)
+		if (slot(&nic->dests.by_ip, i))
+			why = check_dest(c, slot(&nic->dests.by_ip, i));
 	return why;
 }
 

@@ -21,14 +21,14 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic->host = prm->host;
 	nic->rec = prm->records;
 	rng_seed(&nic->rng, prm->seed, prm->name);
-	egress_init(&nic->port.out, prm->rate, prm->link);
+	nic_port_init(nic, prm->rate, prm->link);
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);
 	hmap_init(&nic->recv_qps);
 	hmap_init(&nic->recv_by_src);
 	hmap_init(&nic->groups);
-	hmap_init(&nic->dests);
+	nic_dests_init(nic);
 	hmap_init(&nic->monitor);
 	hmap_init(&nic->closed);
 	hmap_init(&nic->closed_by_src);
@@ -58,19 +58,9 @@ void nic_free(struct nic *nic)
 	nic_recv_free_all(nic);
 	/* Groups are owned by their QPs' references; free what is left. */
 	free_all(&nic->groups);
-	for (size_t i = 0; nic->dests.slots && i <= nic->dests.mask; i++)
-		if (nic->dests.slots[i].val)
-			nic_spray_free(nic->dests.slots[i].val);
-	hmap_destroy(&nic->dests);
+	nic_dests_free(nic);
 	nic_monitor_free_all(nic);
-	for (struct pkt *p = nic->port.ctl_head, *n; p; p = n) {
-		n = p->next;
-		pkt_put(nic->pool, p);
-	}
-	for (struct pkt *p = nic->port.data_head, *n; p; p = n) {
-		n = p->next;
-		pkt_put(nic->pool, p);
-	}
+	nic_port_free(nic);
 	nic_pcie_destroy(nic);
 	free(nic);
 }
@@ -152,12 +142,12 @@ static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)
 	a->u.sack.seth.cc_type = 1;
 	a->u.sack.cc.ts_echo = p->u.peth.ts;
 	nic->c.tx_sack++;
-	nic_port_send(nic, a, true, now);
+	nic_port_send_control(nic, a, now);
 }
 
 void nic_receive(struct nic *nic, struct pkt *p, ps_t now)
 {
-	if (nic->port.down) { /* a frame that reaches a down port is not received */
+	if (nic_port_down(&nic->port)) { /* a frame that reaches a down port is not received */
 		nic->c.rx_drop_port_down++;
 	} else if (p->dst_ip != nic->ip) {
 		nic->c.rx_drop_not_for_us++;
@@ -225,11 +215,6 @@ void nic_each_open(const struct nic *nic, void (*fn)(void *ctx, const struct nic
 uint64_t nic_open_messages(const struct nic *nic)
 {
 	return nic->open_msgs;
-}
-
-void nic_port_set_down(struct nic *nic, bool down)
-{
-	nic->port.down = down;
 }
 
 static const char *stuck_reason(const struct nic_qp_send *sq)

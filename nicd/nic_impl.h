@@ -10,7 +10,11 @@
 #include "core/invariant.h"
 #include "core/ring.h"
 #include "core/rng.h"
+#include "cc.h"
 #include "nic.h"
+#include "pcie.h"
+#include "port.h"
+#include "spray.h"
 
 /* Counters of mrc-transport-stats (docs/records.md), each written as
  * total_<name> and ivl_total_<name>. */
@@ -99,15 +103,6 @@ struct nic_counters {
 /* Why a data packet was transmitted (mrc-monitor rtx_origin). */
 enum rtx_origin { RTX_NONE, RTX_TIMEOUT, RTX_NACK, RTX_SACK_GAP, RTX_REREQUEST };
 
-/* What the NIC keeps with a frame it sends, in struct pkt's engine field:
- * never on the wire, read back when the frame leaves the port and by the
- * monitor.  memcpy in and out: the field is bytes to everyone else. */
-struct nic_pkt_meta {
-	uint64_t seg_idx;   /* the sender's segment index (PSN before wrap) */
-	uint32_t src_qpn;   /* this NIC's own QP number */
-	uint16_t tx_count;  /* which transmission of its PSN (1 = first) */
-	uint8_t rtx_origin; /* enum rtx_origin: why this transmission happened */
-};
 _Static_assert(sizeof(struct nic_pkt_meta) <= sizeof(((struct pkt *)0)->engine),
 	       "struct nic_pkt_meta fits in struct pkt's engine field");
 
@@ -264,75 +259,13 @@ struct nic_closed {
 /* A QP group (seed, QP groups and the transmit scheduler). */
 struct nic_group {
 	uint32_t peer_ip;
-	uint64_t cwnd;
-	uint64_t inflight;	  /* nominal bytes, from fetch issue (seed) */
 	uint32_t refs;		  /* send and receive sides that belong to it */
 	uint32_t rtx_qps;	  /* QPs in the turn ring with a retransmission */
 	struct nic_qp_send *turn; /* next QP to serve */
 	bool on_list;
 	bool keyed;		       /* in nic->groups (QPGroupsEnabled) */
 	struct nic_group *prev, *next; /* the ready list */
-
-	/* NSCC state (cc.c, docs/protocol.md §5); cwnd and inflight are above. */
-	ps_t base_rtt;		 /* min RTT sample, from ConfigBaseRTT */
-	double avg_delay;	 /* ps: EWMA of sample - base_rtt */
-	double inc_bytes;	 /* bytes x bytes, fulfilled as inc_bytes / cwnd */
-	uint64_t adjust_bytes;	 /* acknowledged since the last adjustment */
-	uint64_t achieved_bytes; /* acknowledged in this quick-adapt period */
-	uint64_t fi_count;	 /* acknowledged while the delay stayed ~ 0 */
-	ps_t last_adjust;	 /* last η (the adjustment period) */
-	ps_t last_decrease;	 /* last multiplicative decrease */
-	ps_t qa_end;		 /* end of this quick-adapt period */
-	bool fast_increasing;	 /* fast increase runs until the delay rises */
-	bool decreased;		 /* last_decrease is set */
-	bool qa_started;	 /* quick-adapt periods run (first feedback) */
-	bool qa_trigger;	 /* a trim NACK came in this period */
-};
-
-/* Spraying state of one destination (docs/protocol.md §6). */
-enum spray_state { EV_GOOD, EV_SKIP, EV_ASSUMED_BAD };
-
-struct nic_dest {
-	struct nic *nic;
-	uint32_t ip;
-	uint32_t rr;	   /* the round-robin pointer */
-	uint8_t *state;	   /* enum spray_state of each entropy value */
-	uint32_t nbad;	   /* values ASSUMED_BAD */
-	uint32_t senders;  /* open sending QPs to it: probes run for them */
-	uint16_t probe_id; /* next probe id */
-	events_id probe_timer;
-	uint32_t refs;			 /* QPs (either side) that use it */
-	struct nic_dest *idle_prev, *idle_next; /* unused ones, oldest first */
-};
-
-struct nic_port {
-	struct pkt *ctl_head, *ctl_tail;
-	struct pkt *data_head, *data_tail;
-	uint64_t ctl_queued; /* bytes waiting in the control queue */
-	bool busy;
-	/* The frame being serialized was handed to the host at its start
-	 * (core/egress.h); its end releases its egress room and starts its
-	 * timer from what is kept of it here, and writes its monitor row
-	 * from a copy kept only while the monitor is on. */
-	struct nic_sent {
-		uint32_t len, payload_len, dqpn;
-		uint8_t opcode, flags;
-		struct nic_pkt_meta meta;
-	} sent;
-	struct pkt sent_copy;
-	enum link_verdict verdict; /* the link's, counted at the end */
-	bool down;		   /* set by the control socket */
-	bool down_at_start;	   /* ... when the frame on the wire started */
-	struct egress out;	   /* serialization, the link's verdict, hand-over */
-};
-
-struct nic_pcie {
-	double bytes_per_ps;	 /* lanes x lane rate x 128/130 / 8 */
-	ps_t n2h_free, h2n_free; /* when each direction is next free */
-	uint64_t txbuf_used;
-	struct ring64 fetches; /* in flight, in order: qpn << 40 | idx */
-	struct ring64 waiting; /* writes waiting for the transmit buffer */
-	struct ring64 writing; /* writes in the buffer, in order */
+	struct nic_cc cc;	       /* cc.c's: the window and NSCC */
 };
 
 /* One row of the monitor's history (qp_error trigger). */
@@ -349,18 +282,15 @@ struct nic {
 	struct nic_records rec;
 	struct rng rng;
 
-	struct nic_port port;
-	struct nic_pcie pcie;
-	uint64_t egress_data_used, egress_ctl_used;
+	struct nic_port port; /* port.c's */
+	struct nic_pcie pcie; /* pcie.c's */
 	uint64_t ingress_data_used, ingress_ctl_used;
 
 	struct hmap send_qps;	 /* qpn -> nic_qp_send */
 	struct hmap recv_qps;	 /* qpn -> nic_qp_recv */
 	struct hmap recv_by_src; /* (peer ip << 24 | sender qpn) -> nic_qp_recv */
 	struct hmap groups;	 /* peer ip -> nic_group */
-	struct hmap dests;	 /* ip -> nic_dest */
-	struct nic_dest *idle_head, *idle_tail; /* dests no QP uses, oldest first */
-	uint64_t nidle;
+	struct nic_dests dests; /* spray.c's */
 	struct hmap monitor;	 /* qpn -> kept rows (MonitorTriggers qp_error) */
 	struct hmap closed;	 /* qpn -> nic_closed */
 	struct hmap closed_by_src; /* (peer ip << 24 | sender qpn) -> nic_closed */
@@ -387,9 +317,7 @@ struct nic {
 /* qp.c — queue pairs, groups, destinations */
 struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip);
 void nic_group_put(struct nic *nic, struct nic_group *g);
-struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip);
 uint32_t nic_qpn_alloc(struct nic *nic);
-void nic_dest_put(struct nic *nic, struct nic_dest *d);
 struct nic_qp_recv *nic_recv_find_or_create(struct nic *nic, const struct pkt *p, ps_t now,
 					    bool *created);
 void nic_recv_touch(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
@@ -415,7 +343,6 @@ uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
 uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
 void nic_tx_pass(struct nic *nic, ps_t now);
 void nic_tx_kick(struct nic *nic, ps_t when);
-void nic_port_send(struct nic *nic, struct pkt *p, bool control, ps_t now);
 bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq);
 void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s);
 void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
@@ -447,32 +374,11 @@ void nic_timer_stop(struct nic *nic, struct nic_seg *s);
 void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k);
 
-/* pcie.c — the host link (docs/protocol.md §7) */
-void nic_pcie_init(struct nic *nic);
-void nic_pcie_destroy(struct nic *nic);
-ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes);
-bool nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now);
-void nic_pcie_write(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, ps_t now);
+/* pcie.h calls these back */
 /* tx.c: a fetch's payload has arrived from the host (seed, Hand-off). */
 void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);
 /* rx.c: a receive write was accepted; its ingress pool space is free. */
 void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
-
-/* spray.c — entropy values (docs/protocol.md §6) */
-uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn);
-void nic_spray_skip(struct nic *nic, struct nic_dest *d, uint32_t ev);
-void nic_spray_assumed_bad(struct nic *nic, struct nic_dest *d, uint32_t ev, ps_t now);
-void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now);
-void nic_spray_free(struct nic_dest *d);
-void nic_spray_senders(struct nic *nic, struct nic_dest *d, int delta, ps_t now);
-
-/* cc.c — congestion control behind one interface (docs/protocol.md §5) */
-void nic_cc_init(struct nic *nic, struct nic_group *g);
-void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t rtt, bool ecn,
-		    ps_t now);
-void nic_cc_on_loss(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now);
-void nic_cc_on_timeout(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now);
-void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t rtt, ps_t now);
 
 /* stats.c — counters and records */
 void nic_stats_start(struct nic *nic);

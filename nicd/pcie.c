@@ -123,3 +123,23 @@ void nic_pcie_write(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, ps_t n
 	}
 	accept_writes(nic, now);
 }
+
+/* The transmit buffer holds exactly the writes accepted and not yet done,
+ * and takes a write only while it has room for it (or is empty). */
+const char *nic_pcie_check(const struct nic *nic, char *why, size_t len)
+{
+	const struct nic_pcie *pc = &nic->pcie;
+	uint64_t in_buffer = 0;
+
+	for (size_t i = 0; i < pc->writing.len; i++)
+		in_buffer += pc->writing.v[(pc->writing.head + i) & (pc->writing.cap - 1)];
+	if (in_buffer != pc->txbuf_used)
+		snprintf(why, len, "PCIe txbuf_used %llu, writes in the buffer %llu",
+			 (unsigned long long)pc->txbuf_used, (unsigned long long)in_buffer);
+	else if (pc->writing.len > 1 && pc->txbuf_used > nic->a.pcie_tx_buffer)
+		snprintf(why, len, "PCIe txbuf_used %llu past PcieTxBuffer %llu",
+			 (unsigned long long)pc->txbuf_used, (unsigned long long)nic->a.pcie_tx_buffer);
+	else
+		return NULL;
+	return why;
+}

@@ -11,51 +11,62 @@
 
 static void port_start(struct nic *nic, ps_t now);
 
-static void enqueue(struct pkt **head, struct pkt **tail, struct pkt *p)
-{
-	p->next = NULL;
-	if (*tail)
-		(*tail)->next = p;
-	else
-		*head = p;
-	*tail = p;
-}
-
-static struct pkt *dequeue(struct pkt **head, struct pkt **tail)
-{
-	struct pkt *p = *head;
-
-	if (p) {
-		*head = p->next;
-		if (!*head)
-			*tail = NULL;
-		p->next = NULL;
-	}
-	return p;
-}
-
-/* Queue a frame for the port.  Data frames have their egress room reserved
- * already (before their fetch); control frames are charged here to the
- * control pool, and dropped, counted, when it is full. */
-void nic_port_send(struct nic *nic, struct pkt *p, bool control, ps_t now)
+void nic_port_init(struct nic *nic, uint64_t rate, struct link_end *link)
 {
 	struct nic_port *port = &nic->port;
 
-	if (control) {
-		uint32_t len = wire_len(p);
-		if (nic->egress_ctl_used + len > nic->a.egress_control_pool) {
-			nic->c.tx_drop_ctl_pool++;
-			pkt_put(nic->pool, p);
-			return;
-		}
-		nic->egress_ctl_used += len;
-		port->ctl_queued += len;
-		enqueue(&port->ctl_head, &port->ctl_tail, p);
-	} else {
-		enqueue(&port->data_head, &port->data_tail, p);
-	}
+	port->data_pool.size = nic->a.egress_data_pool;
+	port->ctl_pool.size = nic->a.egress_control_pool;
+	egress_init(&port->out, rate, link);
+}
+
+void nic_port_free(struct nic *nic)
+{
+	uint32_t len;
+	enum egress_class k;
+	struct pkt *p;
+
+	while ((p = egress_dequeue(&nic->port.queues, &len, &k)))
+		pkt_put(nic->pool, p);
+}
+
+bool nic_port_reserve(struct nic *nic, uint32_t len)
+{
+	return egress_reserve(&nic->port.data_pool, len);
+}
+
+void nic_port_unreserve(struct nic *nic, uint32_t len)
+{
+	egress_release(&nic->port.data_pool, len);
+}
+
+void nic_port_send_data(struct nic *nic, struct pkt *p, uint32_t len, ps_t now)
+{
+	struct nic_port *port = &nic->port;
+
+	egress_enqueue(&port->queues, EGRESS_DATA, p, len);
 	if (!port->busy)
 		port_start(nic, now);
+}
+
+void nic_port_send_control(struct nic *nic, struct pkt *p, ps_t now)
+{
+	struct nic_port *port = &nic->port;
+	uint32_t len = wire_len(p);
+
+	if (!egress_reserve(&port->ctl_pool, len)) {
+		nic->c.tx_drop_ctl_pool++;
+		pkt_put(nic->pool, p);
+		return;
+	}
+	egress_enqueue(&port->queues, EGRESS_CONTROL, p, len);
+	if (!port->busy)
+		port_start(nic, now);
+}
+
+void nic_port_set_down(struct nic *nic, bool down)
+{
+	nic->port.down = down;
 }
 
 /* The sending side of the data packet a frame carries, when still open. */
@@ -74,11 +85,12 @@ static struct nic_seg *seg_of(struct nic *nic, struct nic_pkt_meta m)
  * pool drains from above half its size to half or less. */
 static void release_data(struct nic *nic, uint32_t len, ps_t now)
 {
-	uint64_t half = nic->a.egress_data_pool / 2;
-	bool above = nic->egress_data_used > half;
+	struct egress_pool *pool = &nic->port.data_pool;
+	uint64_t half = pool->size / 2;
+	bool above = pool->used > half;
 
-	NIC_SUB(nic->egress_data_used, len);
-	if (above && nic->egress_data_used <= half && nic->pass_blocked)
+	egress_release(pool, len);
+	if (above && pool->used <= half && nic->pass_blocked)
 		nic_tx_kick(nic, now + 15 * PS_PER_NS);
 }
 
@@ -118,7 +130,7 @@ static void serialization_end(void *arg, ps_t now)
 		release_data(nic, f->len, now);
 		nic->c.tx_probe++;
 	} else {
-		NIC_SUB(nic->egress_ctl_used, f->len);
+		egress_release(&port->ctl_pool, f->len);
 	}
 	nic_monitor(nic, now, true, &port->sent_copy, f->meta.src_qpn, f->dqpn, 0);
 	if (port->down_at_start) { /* set down by the control socket: not the link's window */
@@ -153,15 +165,15 @@ ps_t nic_tx_floor(const struct nic *nic, ps_t from)
 static void port_start(struct nic *nic, ps_t now)
 {
 	struct nic_port *port = &nic->port;
-	struct pkt *p = dequeue(&port->ctl_head, &port->ctl_tail);
 	struct nic_sent *f = &port->sent;
+	enum egress_class k;
+	uint32_t len;
+	struct pkt *p = egress_dequeue(&port->queues, &len, &k);
 	ps_t arrival;
 
-	if (p) {
-		NIC_SUB(port->ctl_queued, wire_len(p));
-	} else if (!(p = dequeue(&port->data_head, &port->data_tail))) {
+	if (!p)
 		return;
-	} else {
+	if (k == EGRESS_DATA) {
 		struct nic_seg *s = seg_of(nic, nic_pkt_meta(p));
 		/* §12 rule 9: RTT is measured from the start of the packet's
 		 * last serialization. */
@@ -169,7 +181,7 @@ static void port_start(struct nic *nic, ps_t now)
 			s->tx_start = now;
 	}
 	port->busy = true;
-	*f = (struct nic_sent){.len = wire_len(p),
+	*f = (struct nic_sent){.len = len,
 			       .payload_len = p->payload_len,
 			       .dqpn = p->dqpn,
 			       .opcode = p->opcode,
@@ -184,4 +196,42 @@ static void port_start(struct nic *nic, ps_t now)
 	else
 		pkt_put(nic->pool, p);
 	events_schedule(nic->ev, port->out.busy_until, serialization_end, nic);
+}
+
+/* The control pool holds exactly the control frames queued and the one on
+ * the wire; the data pool never holds more than its size, and at least
+ * the data-class frames queued (the rest is reserved for fetches on their
+ * way and the frame on the wire). */
+const char *nic_port_check(const struct nic *nic, char *why, size_t len)
+{
+	const struct nic_port *port = &nic->port;
+	const struct egress_queue *q = port->queues.q;
+	uint64_t bytes[EGRESS_NCLASSES] = {0}, ctl = 0;
+
+	for (int k = 0; k < EGRESS_NCLASSES; k++)
+		for (const struct pkt *p = q[k].head; p; p = p->next)
+			bytes[k] += wire_len(p);
+	if (port->busy && wire_kind_of(port->sent.opcode) != WIRE_KIND_DATA &&
+	    port->sent.opcode != WIRE_OP_PROBE)
+		ctl = port->sent.len;
+	if (bytes[EGRESS_CONTROL] != q[EGRESS_CONTROL].bytes ||
+	    bytes[EGRESS_DATA] != q[EGRESS_DATA].bytes)
+		snprintf(why, len, "port queues hold %llu + %llu bytes, counted %llu + %llu",
+			 (unsigned long long)bytes[EGRESS_CONTROL],
+			 (unsigned long long)bytes[EGRESS_DATA],
+			 (unsigned long long)q[EGRESS_CONTROL].bytes,
+			 (unsigned long long)q[EGRESS_DATA].bytes);
+	else if (port->ctl_pool.used != bytes[EGRESS_CONTROL] + ctl)
+		snprintf(why, len, "egress control pool used %llu, control bytes queued or on the wire %llu",
+			 (unsigned long long)port->ctl_pool.used,
+			 (unsigned long long)(bytes[EGRESS_CONTROL] + ctl));
+	else if (port->data_pool.used > port->data_pool.size ||
+		 port->data_pool.used < bytes[EGRESS_DATA])
+		snprintf(why, len, "egress data pool used %llu, size %llu, data bytes queued %llu",
+			 (unsigned long long)port->data_pool.used,
+			 (unsigned long long)port->data_pool.size,
+			 (unsigned long long)bytes[EGRESS_DATA]);
+	else
+		return NULL;
+	return why;
 }

@@ -199,7 +199,7 @@ static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest,
 static void sack_feedback(struct nic *nic, const struct pkt *p, ps_t now)
 {
 	const struct wire_seth *s = &p->u.sack.seth;
-	struct nic_dest *d = hmap_get(&nic->dests, p->src_ip);
+	struct nic_dest *d = nic_dest_find(nic, p->src_ip);
 
 	if (!d)
 		return;
@@ -304,7 +304,7 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 	/* Seed: even a NACK for a packet already acknowledged marks the value
 	 * of a packet trimmed on the way to be passed over once. */
 	if (n->code == WIRE_NACK_TRIMMED) {
-		struct nic_dest *d = hmap_get(&nic->dests, p->src_ip);
+		struct nic_dest *d = nic_dest_find(nic, p->src_ip);
 		if (d)
 			nic_spray_skip(nic, d, n->entropy_echo);
 	}
@@ -433,14 +433,14 @@ static void rerequest_check(void *arg, ps_t now)
 
 	sq->rerequest = events_schedule(nic->ev, time_add(now, 2 * nic->a.initial_ack_timeout),
 					rerequest_check, sq);
-	if (sq->outstanding || sq->next_fetch < sq->npkts ||
-	    nic->egress_data_used + wire > nic->a.egress_data_pool)
+	if (sq->outstanding || sq->next_fetch < sq->npkts || !nic_port_reserve(nic, wire))
 		return;
 	struct pkt *p = nic_build_rtx(nic, sq, s, now);
-	if (!p)
+	if (!p) {
+		nic_port_unreserve(nic, wire);
 		return;
-	nic->egress_data_used += wire;
+	}
 	nic_pkt_transmission(p, s->tx_count, RTX_REREQUEST);
 	nic->c.completion_rerequests++;
-	nic_port_send(nic, p, false, now);
+	nic_port_send_data(nic, p, wire, now);
 }

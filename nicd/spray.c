@@ -10,6 +10,7 @@
  * no value is GOOD the pointer uses the ASSUMED_BAD ones in turn rather than
  * stall.  The state is per destination whatever QPGroupsEnabled is.
  * SinglePath gives each QP one value, like plain RoCEv2 ECMP. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "nic_impl.h"
@@ -91,19 +92,20 @@ static void send_probe(struct nic *nic, struct nic_dest *d, uint32_t i, ps_t now
 			(nic->a.icrc ? WIRE_ICRC_LEN : 0);
 	struct pkt *p;
 
-	if (nic->egress_data_used + wire > nic->a.egress_data_pool)
+	if (!nic_port_reserve(nic, wire))
 		return; /* tried again at the next interval */
 	p = nic_pkt_new(nic, d->ip, WIRE_OP_PROBE, (uint16_t)(nic->a.starting_port_offset + i));
-	if (!p)
+	if (!p) {
+		nic_port_unreserve(nic, wire);
 		return;
-	nic->egress_data_used += wire;
+	}
 	p->dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
 	p->ecn = WIRE_ECN_ECT0;
 	p->dqpn = WIRE_ENDPOINT_QPN;
 	p->u.peth.probe_id = d->probe_id++;
 	p->u.peth.prober = nic->ip;
 	p->u.peth.ts = (uint16_t)(now / (128 * PS_PER_NS));
-	nic_port_send(nic, p, false, now);
+	nic_port_send_data(nic, p, wire, now);
 }
 
 /* Unanswered probes are simply repeated. */
@@ -125,7 +127,7 @@ static void probe_tick(void *arg, ps_t now)
 void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 {
 	const struct wire_seth *s = &p->u.sack.seth;
-	struct nic_dest *d = hmap_get(&nic->dests, p->src_ip);
+	struct nic_dest *d = nic_dest_find(nic, p->src_ip);
 	uint32_t i;
 
 	(void)now;
@@ -140,8 +142,126 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 	}
 }
 
-void nic_spray_free(struct nic_dest *d)
+static void dest_free(struct nic_dest *d)
 {
 	free(d->state);
 	free(d);
+}
+
+/* Destinations (PROTOCOL.md §6: spraying state per destination) live while
+ * a QP of either side uses them; an unused one keeps its entropy states, so
+ * that the next message to that peer resumes where the last left off, but
+ * PROTOCOL.md §2 forbids a packet to allocate without bound: every frame
+ * from a new source address creates a receiving QP and so a destination.
+ * At most MaxQps unused destinations are kept, the oldest dropped first and
+ * counted (dest_evicted).  A run with fewer peers than that never drops
+ * one, so its records are those of an unbounded table. */
+static void idle_unlink(struct nic *nic, struct nic_dest *d)
+{
+	if (d->idle_prev)
+		d->idle_prev->idle_next = d->idle_next;
+	else
+		nic->dests.idle_head = d->idle_next;
+	if (d->idle_next)
+		d->idle_next->idle_prev = d->idle_prev;
+	else
+		nic->dests.idle_tail = d->idle_prev;
+	d->idle_prev = d->idle_next = NULL;
+	NIC_DEC(nic->dests.nidle);
+}
+
+struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
+{
+	struct nic_dest *d = hmap_get(&nic->dests.by_ip, ip);
+
+	if (d) {
+		if (!d->refs++)
+			idle_unlink(nic, d);
+		return d;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->state = calloc(nic->a.entropy_count, 1)) || !hmap_put(&nic->dests.by_ip, ip, d)) {
+		if (d)
+			free(d->state);
+		free(d);
+		return NULL;
+	}
+	d->nic = nic;
+	d->ip = ip;
+	d->refs = 1;
+	return d;
+}
+
+void nic_dest_put(struct nic *nic, struct nic_dest *d)
+{
+	if (!d)
+		return;
+	NIC_DEC(d->refs);
+	if (d->refs)
+		return;
+	d->idle_prev = nic->dests.idle_tail;
+	if (nic->dests.idle_tail)
+		nic->dests.idle_tail->idle_next = d;
+	else
+		nic->dests.idle_head = d;
+	nic->dests.idle_tail = d;
+	if (++nic->dests.nidle <= nic->a.max_qps)
+		return;
+	d = nic->dests.idle_head;
+	idle_unlink(nic, d);
+	hmap_del(&nic->dests.by_ip, d->ip);
+	events_cancel(nic->ev, d->probe_timer);
+	nic->c.dest_evicted++;
+	dest_free(d);
+}
+
+struct nic_dest *nic_dest_find(const struct nic *nic, uint32_t ip)
+{
+	return hmap_get(&nic->dests.by_ip, ip);
+}
+
+void nic_dests_init(struct nic *nic)
+{
+	hmap_init(&nic->dests.by_ip);
+}
+
+void nic_dests_free(struct nic *nic)
+{
+	struct hmap *m = &nic->dests.by_ip;
+
+	for (size_t i = 0; m->slots && i <= m->mask; i++)
+		if (m->slots[i].val)
+			dest_free(m->slots[i].val);
+	hmap_destroy(m);
+}
+
+/* Each destination's count of values assumed bad, and the unused ones
+ * listed oldest first are exactly those no QP uses. */
+const char *nic_spray_check(const struct nic *nic, char *why, size_t len)
+{
+	const struct hmap *m = &nic->dests.by_ip;
+	uint64_t listed = 0, unused = 0;
+
+	for (size_t i = 0; m->slots && i <= m->mask; i++) {
+		const struct nic_dest *d = m->slots[i].val;
+		uint32_t bad = 0;
+		if (!d)
+			continue;
+		for (uint32_t k = 0; k < nic->a.entropy_count; k++)
+			bad += d->state[k] == EV_ASSUMED_BAD;
+		if (bad != d->nbad) {
+			snprintf(why, len, "destination nbad %u, values assumed bad %u", d->nbad, bad);
+			return why;
+		}
+		unused += !d->refs;
+	}
+	for (const struct nic_dest *d = nic->dests.idle_head; d; d = d->idle_next)
+		listed++;
+	if (listed != nic->dests.nidle || unused != nic->dests.nidle) {
+		snprintf(why, len, "nidle %llu, unused destinations listed %llu, not used %llu",
+			 (unsigned long long)nic->dests.nidle, (unsigned long long)listed,
+			 (unsigned long long)unused);
+		return why;
+	}
+	return NULL;
 }

@@ -95,10 +95,10 @@ static void cwnd_fold_open(struct nic *nic)
 		const struct nic_qp_send *sq = nic->send_qps.slots[i].val;
 		if (!sq)
 			continue;
-		if (sq->group->cwnd < nic->cwnd_min)
-			nic->cwnd_min = sq->group->cwnd;
-		if (sq->group->cwnd > nic->cwnd_max)
-			nic->cwnd_max = sq->group->cwnd;
+		if (sq->group->cc.cwnd < nic->cwnd_min)
+			nic->cwnd_min = sq->group->cc.cwnd;
+		if (sq->group->cc.cwnd > nic->cwnd_max)
+			nic->cwnd_max = sq->group->cc.cwnd;
 	}
 }
 
@@ -164,17 +164,17 @@ void nic_event(struct nic *nic, ps_t now, const char *what, uint32_t local_qpn, 
 
 void nic_cwnd_seen(struct nic *nic, struct nic_group *g, const char *cause, ps_t now)
 {
-	if (g->cwnd < nic->cwnd_min)
-		nic->cwnd_min = g->cwnd;
-	if (g->cwnd > nic->cwnd_max)
-		nic->cwnd_max = g->cwnd;
+	if (g->cc.cwnd < nic->cwnd_min)
+		nic->cwnd_min = g->cc.cwnd;
+	if (g->cc.cwnd > nic->cwnd_max)
+		nic->cwnd_max = g->cc.cwnd;
 	if (!nic->rec.cc || !nic->a.cc_trace)
 		return;
 	csv_u64(nic->rec.cc, now);
 	csv_str(nic->rec.cc, nic->name);
 	csv_ipv4(nic->rec.cc, g->peer_ip);
-	csv_u64(nic->rec.cc, g->cwnd);
-	csv_u64(nic->rec.cc, g->inflight);
+	csv_u64(nic->rec.cc, g->cc.cwnd);
+	csv_u64(nic->rec.cc, g->cc.inflight);
 	csv_str(nic->rec.cc, cause);
 	csv_end(nic->rec.cc);
 }
@@ -208,8 +208,8 @@ static void sample_cells(struct csv *c, ps_t now, const char *node, const char *
 static void spray_states(const struct nic *nic, uint64_t *skip, uint64_t *bad)
 {
 	*skip = *bad = 0;
-	for (size_t i = 0; nic->dests.slots && i <= nic->dests.mask; i++) {
-		const struct nic_dest *d = nic->dests.slots[i].val;
+	for (size_t i = 0; nic->dests.by_ip.slots && i <= nic->dests.by_ip.mask; i++) {
+		const struct nic_dest *d = nic->dests.by_ip.slots[i].val;
 		if (!d)
 			continue;
 		*bad += d->nbad;
@@ -255,8 +255,8 @@ void nic_sample(struct nic *nic, struct csv *c, ps_t now)
 		for (int e = 0; e < 4; e++) /* the NIC columns */
 			csv_str(c, "");
 		csv_ipv4(c, refs[i].peer_ip);
-		csv_u64(c, refs[i].g->cwnd);
-		csv_u64(c, refs[i].g->inflight);
+		csv_u64(c, refs[i].g->cc.cwnd);
+		csv_u64(c, refs[i].g->cc.inflight);
 		csv_end(c);
 	}
 	free(refs);

@@ -94,7 +94,7 @@ void nic_turn_remove(struct nic_group *g, struct nic_qp_send *sq)
  * open. */
 static bool group_ready(const struct nic_group *g)
 {
-	return g->turn && g->cwnd > g->inflight;
+	return g->turn && nic_cc_window_open(&g->cc);
 }
 
 void nic_ready_remove(struct nic *nic, struct nic_group *g)
@@ -196,7 +196,7 @@ static uint8_t data_opcode(const struct nic_qp_send *sq, uint64_t idx)
  * window is under 4,095 bytes. */
 static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
 {
-	return g->cwnd < 4095 || g->inflight + nic->unit > g->cwnd;
+	return g->cc.cwnd < 4095 || g->cc.inflight + nic->unit > g->cc.cwnd;
 }
 
 /* Seed, Packets on the wire; docs/protocol.md §1. */
@@ -240,12 +240,12 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 
 	if (!sq || sq->error || s->state != SEG_FETCHING) {
 		/* The QP failed while the payload was on its way. */
-		NIC_SUB(nic->egress_data_used, nic_seg_wire(nic, sq ? s->len : 0));
+		nic_port_unreserve(nic, nic_seg_wire(nic, sq ? s->len : 0));
 		return;
 	}
 	p = build_data(nic, sq, s, now);
 	if (!p) {
-		NIC_SUB(nic->egress_data_used, nic_seg_wire(nic, s->len));
+		nic_port_unreserve(nic, nic_seg_wire(nic, s->len));
 		nic_qp_error(nic, sq, now);
 		return;
 	}
@@ -256,7 +256,7 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 	s->state = SEG_EGRESS;
 	if (idx + 1 > sq->next_sent)
 		sq->next_sent = idx + 1;
-	nic_port_send(nic, p, false, now);
+	nic_port_send_data(nic, p, nic_seg_wire(nic, s->len), now);
 }
 
 /* The next segment's fetch: reserve egress room, count it in flight from
@@ -268,10 +268,12 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	uint32_t wire = nic_seg_wire(nic, len);
 	struct nic_seg *s;
 
-	if (nic->egress_data_used + wire > nic->a.egress_data_pool ||
-	    !nic_pcie_fetch(nic, sq->qpn, idx, len, now))
+	if (!nic_port_reserve(nic, wire))
 		return false;
-	nic->egress_data_used += wire;
+	if (!nic_pcie_fetch(nic, sq->qpn, idx, len, now)) {
+		nic_port_unreserve(nic, wire);
+		return false;
+	}
 	s = nic_seg(sq, idx);
 	*s = (struct nic_seg){.sq = sq,
 			      .idx = idx,
@@ -281,7 +283,7 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 			      .inflight = true,
 			      .in_rtx_list = s->in_rtx_list,
 			      .rtx_next = s->rtx_next};
-	sq->group->inflight += nic_seg_nominal(nic, len);
+	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, len));
 	sq->next_fetch++;
 	sq->outstanding++;
 	return true;
@@ -322,26 +324,27 @@ static bool send_rtx(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	uint32_t wire = nic_seg_wire(nic, s->len);
 	struct pkt *p;
 
-	if (nic->egress_data_used + wire > nic->a.egress_data_pool)
+	if (!nic_port_reserve(nic, wire))
 		return false;
 	p = nic_build_rtx(nic, sq, s, now);
-	if (!p)
+	if (!p) {
+		nic_port_unreserve(nic, wire);
 		return false;
+	}
 	sq->rtx_head = s->rtx_next;
 	if (!sq->rtx_head)
 		sq->rtx_tail = NULL;
 	s->in_rtx_list = false;
 	NIC_DEC(sq->rtx_pending);
-	nic->egress_data_used += wire;
 	/* §12 rule 2: a retransmission adds its bytes back when it is
 	 * scheduled to send. */
 	s->inflight = true;
-	sq->group->inflight += nic_seg_nominal(nic, s->len);
+	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, s->len));
 	nic_pkt_transmission(p, ++s->tx_count, s->rtx_origin);
 	s->state = SEG_EGRESS;
 	sq->retransmissions++;
 	nic->c.tx_retx_pkts++;
-	nic_port_send(nic, p, false, now);
+	nic_port_send_data(nic, p, wire, now);
 	return true;
 }
 
@@ -409,5 +412,5 @@ void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 	if (!s->inflight)
 		return;
 	s->inflight = false;
-	NIC_SUB(sq->group->inflight, nic_seg_nominal(nic, s->len));
+	nic_cc_leave_flight(&sq->group->cc, nic_seg_nominal(nic, s->len));
 }

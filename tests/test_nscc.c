@@ -170,7 +170,7 @@ static void assert_last(struct bench *b, uint64_t cwnd, const char *cause)
 	last_row(b, &w, c);
 	assert_int_equal(w, cwnd);
 	assert_string_equal(c, cause);
-	assert_int_equal(b->g->cwnd, cwnd);
+	assert_int_equal(b->g->cc.cwnd, cwnd);
 }
 
 static size_t rows(struct bench *b)
@@ -215,7 +215,7 @@ static void test_new_group_at_defaults(void **state)
 	assert_int_equal(b->n.target, 3750 * PS_PER_NS);
 	assert_true(fabs(b->n.a - 5.0 / 3.0) < 1e-12);
 	assert_int_equal((uint64_t)b->n.eta, 1039);
-	assert_int_equal(b->g->base_rtt, 5 * US);
+	assert_int_equal(b->g->cc.base_rtt, 5 * US);
 	assert_int_equal(rows(b), 1);
 	assert_last(b, 374040, "new_group");
 	bench_free(b);
@@ -236,15 +236,15 @@ static void test_fair_increase_then_adjust(void **state)
 	for (k = 1; k <= 8; k++) {
 		sack(b, 4096, rtt, false, k * 100 * PS_PER_NS);
 		inc += b->n.fi * 4096;
-		assert_true(fabs(b->g->inc_bytes - inc) <= 1e-6 * inc);
-		assert_int_equal(b->g->cwnd, 200000);
+		assert_true(fabs(b->g->cc.inc_bytes - inc) <= 1e-6 * inc);
+		assert_int_equal(b->g->cc.cwnd, 200000);
 	}
 	sack(b, 4096, rtt, false, 900 * PS_PER_NS);
 	inc += b->n.fi * 4096;
 	assert_last(b, (uint64_t)(200000 + inc / 200000), "adjust");
-	assert_int_equal(b->g->cwnd, 206383); /* 34,633.3 x 36,864 / 200,000 */
-	assert_true(b->g->inc_bytes == 0);
-	assert_int_equal(b->g->base_rtt, 5 * US);
+	assert_int_equal(b->g->cc.cwnd, 206383); /* 34,633.3 x 36,864 / 200,000 */
+	assert_true(b->g->cc.inc_bytes == 0);
+	assert_int_equal(b->g->cc.base_rtt, 5 * US);
 	bench_free(b);
 }
 
@@ -257,17 +257,17 @@ static void test_eta_once_per_base_rtt(void **state)
 
 	(void)state;
 	sack(b, 256, rtt, false, 1 * US);
-	assert_int_equal(b->g->cwnd, 200000);
+	assert_int_equal(b->g->cc.cwnd, 200000);
 	/* More than base_rtt (5 µs) after the group's start at 0. */
 	sack(b, 256, rtt, false, 5 * US + 1);
 	double inc = b->n.fi * 512;
 	uint64_t adj = (uint64_t)(200000 + inc / 200000);
 	assert_int_equal(adj, 200088);
 	assert_last(b, adj + (uint64_t)b->n.eta, "eta");
-	assert_int_equal(b->g->cwnd, 200088 + 1039);
+	assert_int_equal(b->g->cc.cwnd, 200088 + 1039);
 	/* Within base_rtt of that: no η, and 256 B is far below 8 units. */
 	sack(b, 256, rtt, false, 9 * US);
-	assert_int_equal(b->g->cwnd, 201127);
+	assert_int_equal(b->g->cc.cwnd, 201127);
 	bench_free(b);
 }
 
@@ -284,10 +284,10 @@ static void test_proportional_increase(void **state)
 		sack(b, 4096, rtt, false, k * 100 * PS_PER_NS);
 		inc += b->n.alpha * 4096 * (double)(b->n.target - delay);
 		if (k < 9)
-			assert_true(fabs(b->g->inc_bytes - inc) <= 1e-6 * inc);
+			assert_true(fabs(b->g->cc.inc_bytes - inc) <= 1e-6 * inc);
 	}
 	assert_last(b, (uint64_t)(200000 + inc / 200000), "adjust");
-	assert_int_equal(b->g->cwnd, 200000 + 957); /* 9 x 2.128e7 / 2e5 */
+	assert_int_equal(b->g->cc.cwnd, 200000 + 957); /* 9 x 2.128e7 / 2e5 */
 	bench_free(b);
 }
 
@@ -304,7 +304,7 @@ static void test_fast_increase(void **state)
 	assert_int_equal(step, 1706);
 	sack(b, 4096, rtt, false, 100 * PS_PER_NS);
 	sack(b, 4096, rtt, false, 200 * PS_PER_NS); /* 8,192 B < a window */
-	assert_int_equal(b->g->cwnd, w);
+	assert_int_equal(b->g->cc.cwnd, w);
 	assert_int_equal(rows(b), 1);
 	sack(b, 4096, rtt, false, 300 * PS_PER_NS); /* 12,288 B >= 8,312 */
 	assert_last(b, w + step, "fast_increase");
@@ -313,10 +313,10 @@ static void test_fast_increase(void **state)
 	/* The delay rises to 1 µs: proportional increase again, and the count
 	 * of a whole window starts over. */
 	sack(b, 4096, rtt + US, false, 500 * PS_PER_NS);
-	assert_int_equal(b->g->cwnd, w + 2 * step);
+	assert_int_equal(b->g->cc.cwnd, w + 2 * step);
 	sack(b, 4096, rtt, false, 600 * PS_PER_NS);
-	assert_int_equal(b->g->cwnd, w + 2 * step);
-	assert_int_equal(b->g->fi_count, 4096);
+	assert_int_equal(b->g->cc.cwnd, w + 2 * step);
+	assert_int_equal(b->g->cc.fi_count, 4096);
 	bench_free(b);
 }
 
@@ -335,12 +335,12 @@ static void test_multiplicative_decrease(void **state)
 	sack(b, 0, rtt, true, t);
 	avg = 0.0125 * (double)delay + (1 - 0.0125) * avg;
 	assert_true(avg < (double)b->n.target);
-	assert_int_equal(b->g->cwnd, w);
+	assert_int_equal(b->g->cc.cwnd, w);
 	for (int k = 0; k < 20; k++) {
 		sack(b, 0, rtt, false, t);
 		avg = 0.0125 * (double)delay + (1 - 0.0125) * avg;
 	}
-	assert_true(fabs(b->g->avg_delay - avg) < 1e-3);
+	assert_true(fabs(b->g->cc.avg_delay - avg) < 1e-3);
 	sack(b, 0, rtt, true, t);
 	avg = 0.0125 * (double)delay + (1 - 0.0125) * avg;
 	assert_true(avg > (double)b->n.target);
@@ -396,15 +396,15 @@ static void test_mark_below_target_nothing(void **state)
 	(void)state;
 	sack(b, 4096, b->n.base + 1 * US, true, 100);
 	sack(b, 4096, b->n.base, true, 200);
-	assert_int_equal(b->g->cwnd, 200000);
-	assert_true(b->g->inc_bytes == 0);
+	assert_int_equal(b->g->cc.cwnd, 200000);
+	assert_true(b->g->cc.inc_bytes == 0);
 	assert_int_equal(rows(b), 1);
 	/* No sample: delay = avg_delay (about 12 ns here): under 1 µs, but not
 	 * yet over a whole window, so proportional. */
-	double avg = b->g->avg_delay;
+	double avg = b->g->cc.avg_delay;
 	sack(b, 4096, 0, false, 300);
-	assert_true(fabs(b->g->avg_delay - avg) < 1e-9);
-	assert_true(fabs(b->g->inc_bytes - b->n.alpha * 4096 * ((double)b->n.target - avg)) < 1);
+	assert_true(fabs(b->g->cc.avg_delay - avg) < 1e-9);
+	assert_true(fabs(b->g->cc.inc_bytes - b->n.alpha * 4096 * ((double)b->n.target - avg)) < 1);
 	bench_free(b);
 }
 
@@ -415,12 +415,12 @@ static void test_base_rtt_is_the_least_sample(void **state)
 
 	(void)state;
 	sack(b, 0, 2100 * PS_PER_NS, false, 100);
-	assert_int_equal(b->g->base_rtt, 2100 * PS_PER_NS);
+	assert_int_equal(b->g->cc.base_rtt, 2100 * PS_PER_NS);
 	sack(b, 0, 4100 * PS_PER_NS, false, 200);
-	assert_int_equal(b->g->base_rtt, 2100 * PS_PER_NS);
-	assert_true(fabs(b->g->avg_delay - 0.0125 * 2000 * PS_PER_NS) < 1e-6);
+	assert_int_equal(b->g->cc.base_rtt, 2100 * PS_PER_NS);
+	assert_true(fabs(b->g->cc.avg_delay - 0.0125 * 2000 * PS_PER_NS) < 1e-6);
 	nic_cc_on_trim_nack(b->nic, b->g, 1900 * PS_PER_NS, 300);
-	assert_int_equal(b->g->base_rtt, 1900 * PS_PER_NS);
+	assert_int_equal(b->g->cc.base_rtt, 1900 * PS_PER_NS);
 	bench_free(b);
 }
 
@@ -434,7 +434,7 @@ static void test_loss_and_timeout(void **state)
 	nic_cc_on_loss(b->nic, b->g, 4156, 10);
 	assert_last(b, 8312 - 4156, "loss");
 	nic_cc_on_timeout(b->nic, b->g, 4156, 20);
-	assert_int_equal(b->g->cwnd, 4156);
+	assert_int_equal(b->g->cc.cwnd, 4156);
 	assert_int_equal(rows(b), 2); /* at the floor: no change, no row */
 	bench_free(b);
 	b = bench_new(initial_200k);
@@ -461,22 +461,22 @@ static void test_quick_adapt(void **state)
 	nic_cc_on_trim_nack(b->nic, b->g, 0, t0);
 	for (int k = 1; k <= 10; k++)
 		sack(b, 4096, rtt, false, t0 + k * 800 * PS_PER_NS);
-	assert_int_equal(b->g->cwnd, 374040);
+	assert_int_equal(b->g->cc.cwnd, 374040);
 	/* The period's end: 40,960 B were acknowledged in it. */
 	sack(b, 4096, rtt, false, t0 + period + 1);
 	assert_last(b, 40960, "quick_adapt");
 	/* Another trim at once: the new period (from t0 + period + 1) is
 	 * judged at its end; 4,096 B acknowledged, so cwnd = 4,096 -> Min. */
 	nic_cc_on_trim_nack(b->nic, b->g, 0, t0 + period + 2);
-	assert_int_equal(b->g->cwnd, 40960);
+	assert_int_equal(b->g->cc.cwnd, 40960);
 	nic_cc_on_trim_nack(b->nic, b->g, 0, t0 + 2 * period + 2);
 	assert_last(b, 4156, "quick_adapt");
 	/* Enough bytes in a period: no quick adapt. */
 	for (int k = 1; k <= 12; k++)
 		sack(b, 4096, rtt, false, t0 + 2 * period + 2 + k * 500 * PS_PER_NS);
-	uint64_t w = b->g->cwnd;
+	uint64_t w = b->g->cc.cwnd;
 	nic_cc_on_trim_nack(b->nic, b->g, 0, t0 + 3 * period + 3);
-	assert_int_equal(b->g->cwnd, w);
+	assert_int_equal(b->g->cc.cwnd, w);
 	bench_free(b);
 }
 
@@ -496,7 +496,7 @@ static void test_clamp_at_max(void **state)
 	for (int k = 101; k <= 130; k++)
 		sack(b, 4096, b->n.base, false, k * 100 + 20 * US);
 	assert_int_equal(rows(b), n);
-	assert_int_equal(b->g->cwnd, 374040);
+	assert_int_equal(b->g->cc.cwnd, 374040);
 	bench_free(b);
 }
 
@@ -513,7 +513,7 @@ static void test_none_is_fixed(void **state)
 	nic_cc_on_timeout(b->nic, b->g, 4156, 51 * US);
 	nic_cc_on_trim_nack(b->nic, b->g, 0, 52 * US);
 	nic_cc_on_trim_nack(b->nic, b->g, 0, 70 * US);
-	assert_int_equal(b->g->cwnd, 374040);
+	assert_int_equal(b->g->cc.cwnd, 374040);
 	assert_int_equal(rows(b), 1);
 	bench_free(b);
 }

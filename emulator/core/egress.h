@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "invariant.h"
 #include "link.h"
 #include "time.h"
 #include "wire.h"
@@ -66,5 +67,83 @@ static inline enum link_verdict egress_start(struct egress *e, const struct pkt 
  * frame starts at max(from, the end of the one on the wire), so it arrives
  * no earlier than that + a minimum frame's serialization + the delay. */
 ps_t egress_tx_floor(const struct egress *e, ps_t from);
+
+/* ---- the buffer behind a port: pools and classes of queues ---------- */
+
+/* An egress pool (seed, Egress buffer): bytes reserved against its size.
+ * A frame's room is reserved before it waits for the port (a NIC's data
+ * packet before its payload is fetched) and released when its
+ * serialization ends; what does not fit is refused, never queued. */
+struct egress_pool {
+	uint64_t size, used;
+};
+
+static inline bool egress_pool_room(const struct egress_pool *pl, uint32_t len)
+{
+	return pl->used + len <= pl->size;
+}
+
+static inline bool egress_reserve(struct egress_pool *pl, uint32_t len)
+{
+	if (!egress_pool_room(pl, len))
+		return false;
+	pl->used += len;
+	return true;
+}
+
+static inline void egress_release(struct egress_pool *pl, uint32_t len)
+{
+	SUB_COUNT(pl->used, len);
+}
+
+/* Queues by class, control ahead of waiting data (seed, Packet marking;
+ * Traffic classes): first in, first out within a class, with the bytes
+ * on the wire each holds. */
+enum egress_class { EGRESS_CONTROL, EGRESS_DATA, EGRESS_NCLASSES };
+
+struct egress_queue {
+	struct pkt *head, *tail;
+	uint64_t bytes;
+};
+
+struct egress_classes {
+	struct egress_queue q[EGRESS_NCLASSES];
+};
+
+static inline void egress_enqueue(struct egress_classes *c, enum egress_class k, struct pkt *p,
+				  uint32_t len)
+{
+	struct egress_queue *q = &c->q[k];
+
+	p->next = NULL;
+	if (q->tail)
+		q->tail->next = p;
+	else
+		q->head = p;
+	q->tail = p;
+	q->bytes += len;
+}
+
+/* The next frame, control first, with its length on the wire in *len and
+ * its class in *k; NULL when both are empty. */
+static inline struct pkt *egress_dequeue(struct egress_classes *c, uint32_t *len,
+					 enum egress_class *k)
+{
+	for (int i = 0; i < EGRESS_NCLASSES; i++) {
+		struct egress_queue *q = &c->q[i];
+		struct pkt *p = q->head;
+		if (!p)
+			continue;
+		q->head = p->next;
+		if (!q->head)
+			q->tail = NULL;
+		p->next = NULL;
+		*len = wire_len(p);
+		SUB_COUNT(q->bytes, *len);
+		*k = (enum egress_class)i;
+		return p;
+	}
+	return NULL;
+}
 
 #endif

@@ -1,0 +1,49 @@
+/* nicd/pcie.h — the PCIe link between the NIC and its host (seed, Fetching
+ * the payload over PCIe; Receive buffer; docs/protocol.md §7): the two
+ * directions' channels, the fetches in flight and the receive-side writes
+ * with the PCIe transmit buffer.
+ *
+ * pcie.c is the only code that changes a struct nic_pcie.  The sending side
+ * issues fetches (nic_pcie_fetch) and is handed each payload back in order
+ * (nic_handoff); the receive path writes payloads (nic_pcie_write), whose
+ * ingress pool room is given back as each write is accepted
+ * (nic_ingress_release). */
+#ifndef NICD_PCIE_H
+#define NICD_PCIE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ring.h"
+#include "core/time.h"
+
+struct nic;
+
+struct nic_pcie {
+	double bytes_per_ps;	 /* lanes x lane rate x 128/130 / 8 */
+	ps_t n2h_free, h2n_free; /* when each direction is next free */
+	uint64_t txbuf_used;
+	struct ring64 fetches; /* in flight, in order: qpn << 40 | idx */
+	struct ring64 waiting; /* writes waiting for the transmit buffer */
+	struct ring64 writing; /* writes in the buffer, in order */
+};
+
+void nic_pcie_init(struct nic *nic);
+void nic_pcie_destroy(struct nic *nic);
+
+/* How long a completion or a write of `bytes` takes on the link. */
+ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes);
+
+/* Fetch segment idx of QP qpn (len payload bytes): nic_handoff runs when it
+ * has arrived.  False, with nothing issued, when it cannot be tracked. */
+bool nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now);
+
+/* Write a received payload of `bytes` to the host; the ingress pool holds
+ * pool_bytes of it until the write is accepted. */
+void nic_pcie_write(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, ps_t now);
+
+/* The link's own invariants: NULL, or what is broken, written in why. */
+const char *nic_pcie_check(const struct nic *nic, char *why, size_t len);
+
+#endif

@@ -51,28 +51,18 @@ static struct tally *tally(struct check *c, const void *of)
 static const char *check_send(struct check *c, const struct nic_qp_send *sq)
 {
 	struct tally *g = tally(c, sq->group), *d = tally(c, sq->dest);
-	uint64_t outstanding = 0, rtx = 0;
 
 	if (!g || !d)
 		return NULL;
+	if (nic_send_check(c->nic, sq, c->why, c->len))
+		return c->why;
 	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
 		const struct nic_seg *s = nic_seg(sq, i);
-		if (s->idx != i)
-			return broken(c, "segment %llu of a send QP is not in its ring slot (%llu)",
-				      i, s->idx);
-		outstanding += s->state != SEG_RETIRED && s->state != SEG_FREE;
-		rtx += s->state == SEG_RTX_QUEUED;
 		if (s->inflight)
 			g->inflight += nic_seg_nominal(c->nic, s->len);
 	}
-	if (outstanding != sq->outstanding)
-		return broken(c, "send QP outstanding %llu, its segments not retired %llu",
-			      sq->outstanding, outstanding);
-	if (!sq->error && rtx != sq->rtx_pending)
-		return broken(c, "send QP rtx_pending %llu, its segments queued %llu",
-			      sq->rtx_pending, rtx);
 	g->refs++;
-	g->rtx_qps += sq->counted_rtx;
+	g->rtx_qps += sq->turn.counted_rtx;
 	d->refs++;
 	d->senders += !sq->error;
 	return NULL;
@@ -111,8 +101,9 @@ static const char *check_group(struct check *c, const struct nic_group *g)
 	if (t->inflight != g->cc.inflight)
 		return broken(c, "group inflight %llu, its segments in flight %llu", g->cc.inflight,
 			      t->inflight);
-	if (t->rtx_qps != g->rtx_qps)
-		return broken(c, "group rtx_qps %llu, QPs counted %llu", g->rtx_qps, t->rtx_qps);
+	if (t->rtx_qps != g->sched.rtx_qps)
+		return broken(c, "group rtx_qps %llu, QPs counted %llu", g->sched.rtx_qps,
+			      t->rtx_qps);
 	return NULL;
 }
 
@@ -173,6 +164,8 @@ static const char *walk(struct check *c)
 		why = nic_port_check(nic, c->why, c->len);
 	if (!why)
 		why = nic_pcie_check(nic, c->why, c->len);
+	if (!why)
+		why = nic_sched_check(nic, c->why, c->len);
 	if (!why)
 		why = nic_spray_check(nic, c->why, c->len);
 	for (size_t i = 0; !why && i < slots(&nic->send_qps); i++)

@@ -49,12 +49,7 @@ void nic_free(struct nic *nic)
 {
 	if (!nic)
 		return;
-	for (size_t i = 0; nic->send_qps.slots && i <= nic->send_qps.mask; i++) {
-		struct nic_qp_send *sq = nic->send_qps.slots[i].val;
-		if (sq)
-			free(sq->ring);
-	}
-	free_all(&nic->send_qps);
+	nic_send_free_all(nic);
 	nic_recv_free_all(nic);
 	/* Groups are owned by their QPs' references; free what is left. */
 	free_all(&nic->groups);
@@ -65,64 +60,6 @@ void nic_free(struct nic *nic)
 	free(nic);
 }
 
-
-/* Segments live in a ring that covers the PSN window (or the message, when
- * shorter). */
-static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
-{
-	uint64_t want = sq->npkts < nic->a.max_psn_range ? sq->npkts : nic->a.max_psn_range;
-	uint64_t n = 1;
-
-	while (n < want)
-		n <<= 1;
-	sq->ring = calloc(n, sizeof(*sq->ring));
-	sq->ring_mask = n - 1;
-	return sq->ring != NULL;
-}
-
-/* Seed, Queue pairs and messages: the doorbell creates the sending side and
- * queues the message in one step; the group joins the ready list and the
- * transmit process starts 15 ns later (§12 rule 19). */
-bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id, ps_t now)
-{
-	struct nic_qp_send *sq;
-
-	/* RETH's DMA length is 32 bits. */
-	if (bytes > WIRE_MAX_MSG_BYTES || dst_ip == nic->ip || !msg_id || msg_id > NIC_MAX_MSG_ID ||
-	    !(sq = calloc(1, sizeof(*sq)))) {
-		nic->c.msgs_refused++;
-		return false;
-	}
-	sq->nic = nic;
-	sq->qpn = nic_qpn_alloc(nic);
-	sq->peer_ip = dst_ip;
-	sq->msg_id = msg_id;
-	sq->bytes = bytes;
-	sq->npkts = bytes ? (bytes + nic->a.mss - 1) / nic->a.mss : 1;
-	sq->posted = now;
-	sq->dest = nic_dest_get(nic, dst_ip);
-	sq->group = nic_group_get(nic, dst_ip);
-	if (!sq->dest || !sq->group || !send_alloc_ring(nic, sq) ||
-	    !hmap_put(&nic->send_qps, sq->qpn, sq)) {
-		nic_group_put(nic, sq->group);
-		free(sq->ring);
-		nic_dest_put(nic, sq->dest);
-		free(sq);
-		nic->c.msgs_refused++;
-		return false;
-	}
-	nic_spray_senders(nic, sq->dest, 1, now);
-	nic->c.msgs_posted++;
-	nic->c.qps_created++;
-	nic->open_msgs++;
-	nic_event(nic, now, "QP_CREATED", sq->qpn, dst_ip, 0, msg_id, bytes);
-	nic_event(nic, now, "MSG_POSTED", sq->qpn, dst_ip, 0, msg_id, bytes);
-	/* §12 rule 19: the QP joins its group's turn order at the doorbell, so
-	 * messages posted together take turns from their first packets. */
-	nic_qp_update(nic, sq);
-	nic_tx_kick(nic, now + 15 * PS_PER_NS);
-	return true;
-}
 
 /* docs/protocol.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the
  * probe id as ack_psn_offset, its entropy echoed and all PSN fields 0. */

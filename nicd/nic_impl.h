@@ -14,6 +14,8 @@
 #include "nic.h"
 #include "pcie.h"
 #include "port.h"
+#include "sched.h"
+#include "sendq.h"
 #include "spray.h"
 
 /* Counters of mrc-transport-stats (docs/records.md), each written as
@@ -100,8 +102,6 @@ struct nic_counters {
 
 #define FIRST_QPN 0x100 /* QPs 0..2 are reserved (2 is the probe endpoint) */
 
-/* Why a data packet was transmitted (mrc-monitor rtx_origin). */
-enum rtx_origin { RTX_NONE, RTX_TIMEOUT, RTX_NACK, RTX_SACK_GAP, RTX_REREQUEST };
 
 _Static_assert(sizeof(struct nic_pkt_meta) <= sizeof(((struct pkt *)0)->engine),
 	       "struct nic_pkt_meta fits in struct pkt's engine field");
@@ -128,78 +128,6 @@ static inline void nic_pkt_transmission(struct pkt *p, uint16_t tx_count, enum r
 	m.rtx_origin = (uint8_t)why;
 	nic_pkt_meta_set(p, m);
 }
-
-/* Sender-side state of one segment (seed: the QP's "record of the packets
- * it has sent and not yet seen acknowledged"). */
-enum seg_state {
-	SEG_FREE,
-	SEG_FETCHING,	 /* payload on its way over PCIe */
-	SEG_EGRESS,	 /* built, in the egress queue or on the wire */
-	SEG_OUTSTANDING, /* sent, its retransmission timer running */
-	SEG_RTX_QUEUED,	 /* waiting for its turn to be sent again */
-	SEG_RETIRED,	 /* acknowledged */
-};
-
-struct nic_qp_send;
-
-struct nic_seg {
-	struct nic_qp_send *sq;
-	struct nic_seg *rtx_next; /* the QP's retransmission queue */
-	uint64_t idx;		  /* segment index; PSN = idx mod 2^24 */
-	events_id timer;	  /* retransmission timer, 0 = none */
-	ps_t tx_start;		  /* start of the last serialization (§12 r9) */
-	uint32_t len;		  /* payload bytes */
-	uint16_t ev;		  /* entropy value of the last transmission */
-	uint16_t tx_count;	  /* transmissions so far */
-	uint16_t timeouts;	  /* timeout retransmissions (budget, §12 r7) */
-	uint16_t nacks;		  /* NACK retransmissions (their own budget) */
-	uint8_t sched_k;	  /* which timer of the schedule runs next */
-	uint8_t state;		  /* enum seg_state */
-	uint8_t rtx_origin;	  /* enum rtx_origin of the queued retransmission */
-	bool inflight;		  /* counted in the group's bytes in flight */
-	bool in_rtx_list;	  /* linked in the retransmission queue */
-	bool gap_queued;	  /* a SACK gap queued it (at most once) */
-};
-
-struct nic_group;
-struct nic_dest;
-
-/* The sending side of a QP: one message (the Chakra workload). */
-struct nic_qp_send {
-	struct nic *nic;
-	uint32_t qpn;
-	uint32_t remote_qpn;
-	bool remote_known; /* learned from a SACK or NACK: C = 0 from then */
-	uint32_t peer_ip;
-	struct nic_group *group;
-	struct nic_dest *dest;
-	struct nic_qp_send *turn_prev, *turn_next; /* the group's turn ring */
-	bool counted_rtx;			   /* counted in the group's rtx_qps */
-
-	uint64_t msg_id; /* the message index of docs/protocol.md §1 */
-	uint64_t bytes;
-	uint64_t npkts;
-	ps_t posted;
-
-	uint64_t next_fetch; /* next new segment to fetch */
-	uint64_t snd_una;    /* cumulative PSN + 1, as an index */
-	uint64_t next_sent;  /* one past the highest index handed to the port */
-	uint64_t cack_acked; /* cumulative ACK (opcode 0xD1) + 1, as an index */
-	bool recovery;	     /* loss recovery (seed, Loss detection) */
-	uint64_t recovery_end;
-	uint64_t outstanding; /* segments not retired */
-
-	struct nic_seg *ring; /* segments by idx & ring_mask */
-	uint64_t ring_mask;
-	struct nic_seg *rtx_head, *rtx_tail; /* may hold stale members */
-	uint64_t rtx_pending;		     /* segments in SEG_RTX_QUEUED */
-
-	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
-	bool rcv_units_seen;
-	bool send_complete, error;
-	uint64_t retransmissions;
-	events_id rerequest;
-};
 
 /* The receiving side of a QP. */
 struct nic_qp_recv {
@@ -259,13 +187,10 @@ struct nic_closed {
 /* A QP group (seed, QP groups and the transmit scheduler). */
 struct nic_group {
 	uint32_t peer_ip;
-	uint32_t refs;		  /* send and receive sides that belong to it */
-	uint32_t rtx_qps;	  /* QPs in the turn ring with a retransmission */
-	struct nic_qp_send *turn; /* next QP to serve */
-	bool on_list;
-	bool keyed;		       /* in nic->groups (QPGroupsEnabled) */
-	struct nic_group *prev, *next; /* the ready list */
-	struct nic_cc cc;	       /* cc.c's: the window and NSCC */
+	uint32_t refs; /* send and receive sides that belong to it */
+	bool keyed;    /* in nic->groups (QPGroupsEnabled) */
+	struct nic_sched_group sched; /* sched.c's: the list and the turns */
+	struct nic_cc cc;	      /* cc.c's: the window and NSCC */
 };
 
 /* One row of the monitor's history (qp_error trigger). */
@@ -301,8 +226,7 @@ struct nic {
 	uint64_t nrecv_open; /* receiving QPs counted against MaxQps */
 	uint64_t open_msgs;
 
-	struct nic_group *ready_head, *ready_tail;
-	bool pass_blocked; /* the egress pool stopped the last pass */
+	struct nic_sched sched; /* sched.c's */
 	uint32_t unit;	   /* MSS + 60 (+4 with WireTimestamp) */
 
 	struct nic_counters c, ivl; /* totals; totals at the last row */
@@ -323,30 +247,8 @@ struct nic_qp_recv *nic_recv_find_or_create(struct nic *nic, const struct pkt *p
 void nic_recv_touch(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
 struct nic_closed *nic_closed_find(const struct nic *nic, const struct pkt *p);
 void nic_recv_free_all(struct nic *nic);
-void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
-struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq);
-void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
 void nic_recv_close(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
-void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now);
-static inline struct nic_seg *nic_seg(const struct nic_qp_send *sq, uint64_t idx)
-{
-	return &sq->ring[idx & sq->ring_mask];
-}
 
-/* tx.c — the transmit scheduler, fetches, the port */
-void nic_sched_update(struct nic *nic, struct nic_group *g);
-void nic_qp_update(struct nic *nic, struct nic_qp_send *sq);
-void nic_turn_remove(struct nic_group *g, struct nic_qp_send *sq);
-void nic_ready_remove(struct nic *nic, struct nic_group *g);
-struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now);
-uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
-uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
-void nic_tx_pass(struct nic *nic, ps_t now);
-void nic_tx_kick(struct nic *nic, ps_t when);
-bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq);
-void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s);
-void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
-		   ps_t now);
 struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport);
 
 /* Seed, NACKs: a switch trimmed the packet (its codepoint says so; RETH
@@ -360,23 +262,14 @@ static inline bool nic_is_trimmed(const struct nic *nic, const struct pkt *p)
 /* rx.c — the receive path */
 void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now);
 
-/* ack.c — acknowledgements, NACKs, loss detection, timers */
+/* ack.c — acknowledgements and NACKs, built at the receiver */
 void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
 void nic_send_sack(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *drawn,
 		   uint64_t drawn_idx, ps_t now);
 void nic_send_nack(struct nic *nic, const struct pkt *drawn, uint32_t responder_qpn,
 		   uint32_t sender_qpn, uint8_t code, ps_t now);
-void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now);
-void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now);
-void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now);
-void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now);
-void nic_timer_stop(struct nic *nic, struct nic_seg *s);
-void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now);
-ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k);
 
-/* pcie.h calls these back */
-/* tx.c: a fetch's payload has arrived from the host (seed, Hand-off). */
-void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);
+/* pcie.h calls this back */
 /* rx.c: a receive write was accepted; its ingress pool space is free. */
 void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
 

@@ -5,8 +5,8 @@
  * data.  The port (core/egress.h) serializes a frame at the link's rate
  * with no interframe gap and hands it to the host as that starts; it
  * reaches the far end one link delay after its serialization ends.  When
- * it ends, the packet's egress reservation is released and a data packet's
- * retransmission timer starts. */
+ * it ends, the packet's egress reservation is released and the sending
+ * side is told (its retransmission timer starts). */
 #include "nic_impl.h"
 
 static void port_start(struct nic *nic, ps_t now);
@@ -69,18 +69,6 @@ void nic_port_set_down(struct nic *nic, bool down)
 	nic->port.down = down;
 }
 
-/* The sending side of the data packet a frame carries, when still open. */
-static struct nic_seg *seg_of(struct nic *nic, struct nic_pkt_meta m)
-{
-	struct nic_qp_send *sq = hmap_get(&nic->send_qps, m.src_qpn);
-	struct nic_seg *s;
-
-	if (!sq || sq->error)
-		return NULL;
-	s = nic_seg(sq, m.seg_idx);
-	return s->idx == m.seg_idx ? s : NULL;
-}
-
 /* Seed, Egress buffer: the transmit pass tries again 15 ns after the data
  * pool drains from above half its size to half or less. */
 static void release_data(struct nic *nic, uint32_t len, ps_t now)
@@ -90,7 +78,7 @@ static void release_data(struct nic *nic, uint32_t len, ps_t now)
 	bool above = pool->used > half;
 
 	egress_release(pool, len);
-	if (above && pool->used <= half && nic->pass_blocked)
+	if (above && pool->used <= half && nic_tx_blocked(nic))
 		nic_tx_kick(nic, now + 15 * PS_PER_NS);
 }
 
@@ -98,21 +86,12 @@ static void release_data(struct nic *nic, uint32_t len, ps_t now)
  * transmission of a message's last packet is SEND_COMPLETE (§10). */
 static void data_sent(struct nic *nic, const struct nic_sent *f, ps_t now)
 {
-	struct nic_seg *s = seg_of(nic, f->meta);
-
 	release_data(nic, f->len, now);
 	nic->c.tx_data_pkts++;
 	nic->c.tx_data_bytes += f->payload_len;
 	if (f->flags & WIRE_BTH_A)
 		nic->c.tx_ar_pkts++;
-	if (!s || f->meta.rtx_origin == RTX_REREQUEST)
-		return;
-	if (s->state == SEG_EGRESS) {
-		s->state = SEG_OUTSTANDING;
-		nic_timer_start(nic, s, now);
-	}
-	if (f->meta.tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
-		nic_send_complete(nic, s->sq, now);
+	nic_send_serialized(nic, f->meta, now);
 }
 
 /* The frame's last bit has left: what it held of the egress pools is free,
@@ -173,13 +152,8 @@ static void port_start(struct nic *nic, ps_t now)
 
 	if (!p)
 		return;
-	if (k == EGRESS_DATA) {
-		struct nic_seg *s = seg_of(nic, nic_pkt_meta(p));
-		/* §12 rule 9: RTT is measured from the start of the packet's
-		 * last serialization. */
-		if (s && nic_pkt_meta(p).rtx_origin != RTX_REREQUEST)
-			s->tx_start = now;
-	}
+	if (k == EGRESS_DATA)
+		nic_send_on_wire(nic, nic_pkt_meta(p), now);
 	port->busy = true;
 	*f = (struct nic_sent){.len = len,
 			       .payload_len = p->payload_len,

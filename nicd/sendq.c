@@ -1,0 +1,484 @@
+/* nicd/sendq.c — the sending side of a queue pair (sendq.h): the doorbell,
+ * segmentation, fetches and the hand-off after them, the retransmission
+ * queue, the frames' start and end on the wire, closing and the error
+ * state (seed: Queue pairs and messages; Segmentation; Packets on the
+ * wire; Retransmission ahead of new data; Retransmission timer and retry
+ * budget). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nic_impl.h"
+
+/* Seed, Segmentation: a packet's nominal size is its IP datagram, payload
+ * + 60 bytes (+4 with WireTimestamp); on the wire it is 18 bytes more. */
+uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len)
+{
+	return len + WIRE_DATA_OVERHEAD +
+	       (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? WIRE_TSETH_LEN : 0) +
+	       (nic->a.icrc ? WIRE_ICRC_LEN : 0);
+}
+
+uint32_t nic_seg_wire(const struct nic *nic, uint32_t len)
+{
+	return nic_seg_nominal(nic, len) + WIRE_FRAMING;
+}
+
+static uint32_t seg_len(const struct nic_qp_send *sq, uint64_t idx, uint32_t mss)
+{
+	uint64_t left = sq->bytes - idx * mss;
+	return (uint32_t)(left < mss ? left : mss);
+}
+
+/* ---- the doorbell -------------------------------------------------------- */
+
+/* Segments live in a ring that covers the PSN window (or the message, when
+ * shorter). */
+static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
+{
+	uint64_t want = sq->npkts < nic->a.max_psn_range ? sq->npkts : nic->a.max_psn_range;
+	uint64_t n = 1;
+
+	while (n < want)
+		n <<= 1;
+	sq->ring = calloc(n, sizeof(*sq->ring));
+	sq->ring_mask = n - 1;
+	return sq->ring != NULL;
+}
+
+/* Seed, Queue pairs and messages: the doorbell creates the sending side and
+ * queues the message in one step; the group joins the ready list and the
+ * transmit process starts 15 ns later (§12 rule 19). */
+bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t msg_id, ps_t now)
+{
+	struct nic_qp_send *sq;
+
+	/* RETH's DMA length is 32 bits. */
+	if (bytes > WIRE_MAX_MSG_BYTES || dst_ip == nic->ip || !msg_id || msg_id > NIC_MAX_MSG_ID ||
+	    !(sq = calloc(1, sizeof(*sq)))) {
+		nic->c.msgs_refused++;
+		return false;
+	}
+	sq->nic = nic;
+	sq->qpn = nic_qpn_alloc(nic);
+	sq->peer_ip = dst_ip;
+	sq->msg_id = msg_id;
+	sq->bytes = bytes;
+	sq->npkts = bytes ? (bytes + nic->a.mss - 1) / nic->a.mss : 1;
+	sq->posted = now;
+	sq->dest = nic_dest_get(nic, dst_ip);
+	sq->group = nic_group_get(nic, dst_ip);
+	if (!sq->dest || !sq->group || !send_alloc_ring(nic, sq) ||
+	    !hmap_put(&nic->send_qps, sq->qpn, sq)) {
+		nic_group_put(nic, sq->group);
+		free(sq->ring);
+		nic_dest_put(nic, sq->dest);
+		free(sq);
+		nic->c.msgs_refused++;
+		return false;
+	}
+	nic_spray_senders(nic, sq->dest, 1, now);
+	nic->c.msgs_posted++;
+	nic->c.qps_created++;
+	nic->open_msgs++;
+	nic_event(nic, now, "QP_CREATED", sq->qpn, dst_ip, 0, msg_id, bytes);
+	nic_event(nic, now, "MSG_POSTED", sq->qpn, dst_ip, 0, msg_id, bytes);
+	/* §12 rule 19: the QP joins its group's turn order at the doorbell, so
+	 * messages posted together take turns from their first packets. */
+	nic_qp_update(nic, sq);
+	nic_tx_kick(nic, now + 15 * PS_PER_NS);
+	return true;
+}
+
+/* ---- whether the QP has work ------------------------------------------ */
+
+/* Seed, Segmentation: at most MaxPSNRange packets beyond the cumulative
+ * PSN, fetches in progress included. */
+static bool psn_window_open(const struct nic *nic, const struct nic_qp_send *sq)
+{
+	return sq->next_fetch < sq->snd_una + nic->a.max_psn_range;
+}
+
+bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq)
+{
+	if (sq->error)
+		return false;
+	return nic_send_has_rtx(sq) || (sq->next_fetch < sq->npkts && psn_window_open(nic, sq));
+}
+/* ---- building data packets ------------------------------------------- */
+
+struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport)
+{
+	struct pkt *p = pkt_get(nic->pool);
+
+	if (!p) {
+		nic->c.tx_drop_no_memory++;
+		return NULL;
+	}
+	memcpy(p->src_mac, nic->mac, 6);
+	memcpy(p->dst_mac, nic->peer_mac, 6);
+	p->src_ip = nic->ip;
+	p->dst_ip = dst_ip;
+	p->ttl = WIRE_TTL;
+	p->sport = sport;
+	p->dport = WIRE_ROCE_PORT;
+	p->opcode = opcode;
+	p->icrc = nic->a.icrc;
+	return p;
+}
+
+static uint8_t data_opcode(const struct nic_qp_send *sq, uint64_t idx)
+{
+	if (sq->npkts == 1)
+		return WIRE_OP_WRITE_ONLY;
+	if (idx == 0)
+		return WIRE_OP_WRITE_FIRST;
+	return idx + 1 == sq->npkts ? WIRE_OP_WRITE_LAST : WIRE_OP_WRITE_MIDDLE;
+}
+
+/* docs/protocol.md §12 rule 1: the window is nearly full when, with this packet
+ * already in flight, less than one nominal packet of room is left, or the
+ * window is under 4,095 bytes. */
+static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
+{
+	return g->cc.cwnd < 4095 || g->cc.inflight + nic->unit > g->cc.cwnd;
+}
+
+/* Seed, Packets on the wire; docs/protocol.md §1. */
+static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
+{
+	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, s->idx),
+				    nic_spray_next(nic, sq->dest, sq->qpn));
+
+	if (!p)
+		return NULL;
+	s->ev = p->sport;
+	p->ecn = WIRE_ECN_ECT0;
+	p->dqpn = sq->remote_known ? sq->remote_qpn : sq->qpn;
+	if (!sq->remote_known)
+		p->flags |= WIRE_BTH_C;
+	if (s->idx + 1 == sq->npkts)
+		p->flags |= WIRE_BTH_A;
+	p->psn = (uint32_t)(s->idx & WIRE_PSN_MASK);
+	p->msn = (uint16_t)sq->msg_id;
+	if (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP) {
+		p->flags |= WIRE_BTH_TS;
+		p->tseth_time = (uint16_t)(now / (128 * PS_PER_NS));
+	}
+	p->msg_offset = s->idx * nic->a.mss;
+	p->va = wire_va((uint32_t)sq->msg_id, p->msg_offset);
+	p->dma_len = (uint32_t)sq->bytes;
+	p->payload_len = s->len;
+	p->built = now;
+	nic_pkt_meta_set(p, (struct nic_pkt_meta){.seg_idx = s->idx, .src_qpn = sq->qpn});
+	return p;
+}
+
+/* Seed, Fetching the payload: hand-off.  The packet takes its PSN (the
+ * index was fixed at fetch issue, in the same order), an entropy value and
+ * its headers, and goes to the egress queue of the data class. */
+void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
+{
+	struct nic_qp_send *sq = hmap_get(&nic->send_qps, qpn);
+	struct nic_seg *s = sq ? nic_seg(sq, idx) : NULL;
+	struct pkt *p;
+
+	if (!sq || sq->error || s->state != SEG_FETCHING) {
+		/* The QP failed while the payload was on its way. */
+		nic_port_unreserve(nic, nic_seg_wire(nic, sq ? s->len : 0));
+		return;
+	}
+	p = build_data(nic, sq, s, now);
+	if (!p) {
+		nic_port_unreserve(nic, nic_seg_wire(nic, s->len));
+		nic_qp_error(nic, sq, now);
+		return;
+	}
+	if (window_nearly_full(nic, sq->group))
+		p->flags |= WIRE_BTH_A;
+	p->dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
+	nic_pkt_transmission(p, s->tx_count = 1, RTX_NONE);
+	s->state = SEG_EGRESS;
+	if (idx + 1 > sq->next_sent)
+		sq->next_sent = idx + 1;
+	nic_port_send_data(nic, p, nic_seg_wire(nic, s->len), now);
+}
+
+/* The next segment's fetch: reserve egress room, count it in flight from
+ * now (seed, The congestion window), issue the PCIe read. */
+static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	uint64_t idx = sq->next_fetch;
+	uint32_t len = seg_len(sq, idx, nic->a.mss);
+	uint32_t wire = nic_seg_wire(nic, len);
+	struct nic_seg *s;
+
+	if (!nic_port_reserve(nic, wire))
+		return false;
+	if (!nic_pcie_fetch(nic, sq->qpn, idx, len, now)) {
+		nic_port_unreserve(nic, wire);
+		return false;
+	}
+	s = nic_seg(sq, idx);
+	*s = (struct nic_seg){.sq = sq,
+			      .idx = idx,
+			      .len = len,
+			      .sched_k = 1,
+			      .state = SEG_FETCHING,
+			      .inflight = true,
+			      .in_rtx_list = s->in_rtx_list,
+			      .rtx_next = s->rtx_next};
+	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, len));
+	sq->next_fetch++;
+	sq->outstanding++;
+	return true;
+}
+
+static struct nic_seg *rtx_peek(struct nic_qp_send *sq)
+{
+	/* Members retired while queued stay linked until they reach the head. */
+	while (sq->rtx_head && sq->rtx_head->state != SEG_RTX_QUEUED) {
+		struct nic_seg *s = sq->rtx_head;
+		sq->rtx_head = s->rtx_next;
+		s->in_rtx_list = false;
+	}
+	if (!sq->rtx_head)
+		sq->rtx_tail = NULL;
+	return sq->rtx_head;
+}
+
+/* A retransmission is rebuilt from its recorded size, with no PCIe traffic,
+ * fresh entropy, the retransmit and ACK-request flags and, by default, the
+ * trimmable-retransmission codepoint (seed, NACKs). */
+struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
+{
+	struct pkt *p = build_data(nic, sq, s, now);
+
+	if (!p)
+		return NULL;
+	p->flags |= WIRE_BTH_A | WIRE_BTH_RTX;
+	p->dscp = !nic->a.trimming		? nic->a.dscp_no_trim
+		  : nic->a.retransmit_trimmable ? nic->a.dscp_trimmable_retx
+						: nic->a.dscp_no_trim;
+	return p;
+}
+
+static bool send_rtx(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	struct nic_seg *s = rtx_peek(sq);
+	uint32_t wire = nic_seg_wire(nic, s->len);
+	struct pkt *p;
+
+	if (!nic_port_reserve(nic, wire))
+		return false;
+	p = nic_build_rtx(nic, sq, s, now);
+	if (!p) {
+		nic_port_unreserve(nic, wire);
+		return false;
+	}
+	sq->rtx_head = s->rtx_next;
+	if (!sq->rtx_head)
+		sq->rtx_tail = NULL;
+	s->in_rtx_list = false;
+	NIC_DEC(sq->rtx_pending);
+	/* §12 rule 2: a retransmission adds its bytes back when it is
+	 * scheduled to send. */
+	s->inflight = true;
+	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, s->len));
+	nic_pkt_transmission(p, ++s->tx_count, s->rtx_origin);
+	s->state = SEG_EGRESS;
+	sq->retransmissions++;
+	nic->c.tx_retx_pkts++;
+	nic_port_send_data(nic, p, wire, now);
+	return true;
+}
+
+bool nic_send_next(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	return nic_send_has_rtx(sq) ? send_rtx(nic, sq, now) : fetch_new(nic, sq, now);
+}
+
+/* Put a segment back on the retransmission queue (it is no longer in
+ * flight: nic_seg_leave_flight ran before). */
+void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
+		   ps_t now)
+{
+	(void)now;
+	s->state = SEG_RTX_QUEUED;
+	s->rtx_origin = why;
+	if (!s->in_rtx_list) {
+		s->in_rtx_list = true;
+		s->rtx_next = NULL;
+		if (sq->rtx_tail)
+			sq->rtx_tail->rtx_next = s;
+		else
+			sq->rtx_head = s;
+		sq->rtx_tail = s;
+	}
+	sq->rtx_pending++;
+	nic_qp_update(nic, sq);
+}
+
+void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s)
+{
+	if (!s->inflight)
+		return;
+	s->inflight = false;
+	nic_cc_leave_flight(&sq->group->cc, nic_seg_nominal(nic, s->len));
+}
+
+/* ---- the frames' start and end on the wire ----------------------------- */
+
+/* The sending side of the data packet a frame carries, when still open. */
+static struct nic_seg *seg_of(struct nic *nic, struct nic_pkt_meta m)
+{
+	struct nic_qp_send *sq = hmap_get(&nic->send_qps, m.src_qpn);
+	struct nic_seg *s;
+
+	if (!sq || sq->error)
+		return NULL;
+	s = nic_seg(sq, m.seg_idx);
+	return s->idx == m.seg_idx ? s : NULL;
+}
+
+void nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
+{
+	struct nic_seg *s = seg_of(nic, m);
+
+	/* §12 rule 9: RTT is measured from the start of the packet's last
+	 * serialization. */
+	if (s && m.rtx_origin != RTX_REREQUEST)
+		s->tx_start = now;
+}
+
+void nic_send_serialized(struct nic *nic, struct nic_pkt_meta m, ps_t now)
+{
+	struct nic_seg *s = seg_of(nic, m);
+
+	if (!s || m.rtx_origin == RTX_REREQUEST)
+		return;
+	if (s->state == SEG_EGRESS) {
+		s->state = SEG_OUTSTANDING;
+		nic_timer_start(nic, s, now);
+	}
+	if (m.tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
+		nic_send_complete(nic, s->sq, now);
+}
+
+/* ---- closing, the error state ------------------------------------------ */
+
+/* What a completion or a failure tells the host about a sending side. */
+struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq)
+{
+	return (struct nic_msg_info){.msg_id = sq->msg_id,
+				     .src_ip = nic->ip,
+				     .dst_ip = sq->peer_ip,
+				     .local_qpn = sq->qpn,
+				     .remote_qpn = sq->remote_qpn,
+				     .bytes = sq->bytes,
+				     .posted = sq->posted,
+				     .retransmissions = sq->retransmissions};
+}
+
+/* An mrc-events row for a sending side. */
+void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now)
+{
+	nic_event(nic, now, what, sq->qpn, sq->peer_ip, sq->remote_qpn, sq->msg_id, sq->bytes);
+}
+
+/* §12 rule 11: the sending side closes at MSG_COMPLETE. */
+void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	events_cancel(nic->ev, sq->rerequest);
+	nic->c.qps_closed++;
+	nic_send_event(nic, sq, "QP_CLOSED", now);
+	nic_turn_remove(sq->group, sq);
+	nic_spray_senders(nic, sq->dest, -1, now);
+	/* What it retired may have opened the window for the others. */
+	nic_sched_update(nic, sq->group);
+	nic_group_put(nic, sq->group);
+	nic_dest_put(nic, sq->dest);
+	hmap_del(&nic->send_qps, sq->qpn);
+	nic_monitor_forget(nic, sq->qpn);
+	free(sq->ring);
+	free(sq);
+	NIC_CHECK(nic);
+}
+
+/* Seed, Retransmission timer and retry budget: a QP in the error state
+ * sends nothing more, its timers are ignored and its message never
+ * completes.  It stays (for the report) but leaves its group's turns. */
+void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
+{
+	if (sq->error)
+		return;
+	sq->error = true;
+	nic->c.qp_error++;
+	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
+		struct nic_seg *s = nic_seg(sq, i);
+		nic_timer_stop(nic, s);
+		nic_seg_leave_flight(nic, sq, s);
+	}
+	events_cancel(nic->ev, sq->rerequest);
+	sq->rtx_head = sq->rtx_tail = NULL;
+	nic_spray_senders(nic, sq->dest, -1, now);
+	nic_turn_remove(sq->group, sq);
+	nic_sched_update(nic, sq->group);
+	sq->rtx_pending = 0;
+	nic_send_event(nic, sq, "QP_ERROR", now);
+	nic_monitor_qp_error(nic, sq->qpn, now);
+	if (nic->host.failed) {
+		struct nic_msg_info m = nic_send_info(nic, sq);
+		nic->host.failed(nic->host.ctx, &m, now);
+	}
+}
+
+/* At the end: every sending side. */
+void nic_send_free_all(struct nic *nic)
+{
+	struct hmap *m = &nic->send_qps;
+
+	for (size_t i = 0; m->slots && i <= m->mask; i++) {
+		struct nic_qp_send *sq = m->slots[i].val;
+		if (sq) {
+			free(sq->ring);
+			free(sq);
+		}
+	}
+	hmap_destroy(m);
+}
+
+/* Every segment from the cumulative PSN to the next fetch sits in its ring
+ * slot; the QP's counts of segments not retired and queued for
+ * retransmission are what its segments say. */
+const char *nic_send_check(const struct nic *nic, const struct nic_qp_send *sq, char *why,
+			   size_t len)
+{
+	uint64_t outstanding = 0, rtx = 0;
+
+	(void)nic;
+	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
+		const struct nic_seg *s = nic_seg(sq, i);
+		if (s->idx != i) {
+			snprintf(why, len, "segment %llu of a send QP is not in its ring slot (%llu)",
+				 (unsigned long long)i, (unsigned long long)s->idx);
+			return why;
+		}
+		outstanding += s->state != SEG_RETIRED && s->state != SEG_FREE;
+		rtx += s->state == SEG_RTX_QUEUED;
+	}
+	if (outstanding != sq->outstanding)
+		snprintf(why, len, "send QP outstanding %llu, its segments not retired %llu",
+			 (unsigned long long)sq->outstanding, (unsigned long long)outstanding);
+	else if (!sq->error && rtx != sq->rtx_pending)
+		snprintf(why, len, "send QP rtx_pending %llu, its segments queued %llu",
+			 (unsigned long long)sq->rtx_pending, (unsigned long long)rtx);
+	else if (sq->snd_una > sq->next_sent || sq->next_sent > sq->next_fetch ||
+		 sq->next_fetch > sq->npkts)
+		snprintf(why, len, "send QP indices out of order: snd_una %llu, next_sent %llu, "
+			 "next_fetch %llu, npkts %llu",
+			 (unsigned long long)sq->snd_una, (unsigned long long)sq->next_sent,
+			 (unsigned long long)sq->next_fetch, (unsigned long long)sq->npkts);
+	else
+		return NULL;
+	return why;
+}

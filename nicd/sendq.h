@@ -1,0 +1,170 @@
+/* nicd/sendq.h — the sending side of a queue pair (seed: Queue pairs and
+ * messages; Segmentation; Fetching the payload; Retransmission ahead of new
+ * data; Loss detection from SACK gaps; NACKs; Retransmission timer and
+ * retry budget; Completion): its segments and their states, the
+ * retransmission queue, the timers and the two retry budgets, and what
+ * acknowledgements do to them.
+ *
+ * The sending side is the only code that changes a struct nic_qp_send or a
+ * struct nic_seg: sendq.c (the doorbell, segments, fetches and hand-off,
+ * the retransmission queue, closing and the error state) and recovery.c
+ * (acknowledgements applied, losses found, timers, completion).  The
+ * others go through this door: the scheduler asks whether a QP has work
+ * and for its next packet, the port reports each data frame's start and
+ * end of serialization, the engine hands it acknowledgements. */
+#ifndef NICD_SENDQ_H
+#define NICD_SENDQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/attrs.h"
+#include "core/events.h"
+#include "core/time.h"
+#include "core/wire.h"
+#include "port.h"
+#include "sched.h"
+
+struct nic;
+struct nic_group;
+struct nic_dest;
+
+/* Why a data packet was transmitted (mrc-monitor rtx_origin). */
+enum rtx_origin { RTX_NONE, RTX_TIMEOUT, RTX_NACK, RTX_SACK_GAP, RTX_REREQUEST };
+
+/* Sender-side state of one segment (seed: the QP's "record of the packets
+ * it has sent and not yet seen acknowledged"). */
+enum seg_state {
+	SEG_FREE,
+	SEG_FETCHING,	 /* payload on its way over PCIe */
+	SEG_EGRESS,	 /* built, in the egress queue or on the wire */
+	SEG_OUTSTANDING, /* sent, its retransmission timer running */
+	SEG_RTX_QUEUED,	 /* waiting for its turn to be sent again */
+	SEG_RETIRED,	 /* acknowledged */
+};
+
+struct nic_qp_send;
+
+struct nic_seg {
+	struct nic_qp_send *sq;
+	struct nic_seg *rtx_next; /* the QP's retransmission queue */
+	uint64_t idx;		  /* segment index; PSN = idx mod 2^24 */
+	events_id timer;	  /* retransmission timer, 0 = none */
+	ps_t tx_start;		  /* start of the last serialization (§12 r9) */
+	uint32_t len;		  /* payload bytes */
+	uint16_t ev;		  /* entropy value of the last transmission */
+	uint16_t tx_count;	  /* transmissions so far */
+	uint16_t timeouts;	  /* timeout retransmissions (budget, §12 r7) */
+	uint16_t nacks;		  /* NACK retransmissions (their own budget) */
+	uint8_t sched_k;	  /* which timer of the schedule runs next */
+	uint8_t state;		  /* enum seg_state */
+	uint8_t rtx_origin;	  /* enum rtx_origin of the queued retransmission */
+	bool inflight;		  /* counted in the group's bytes in flight */
+	bool in_rtx_list;	  /* linked in the retransmission queue */
+	bool gap_queued;	  /* a SACK gap queued it (at most once) */
+};
+
+/* The sending side of a QP: one message (the Chakra workload). */
+struct nic_qp_send {
+	struct nic *nic;
+	uint32_t qpn;
+	uint32_t remote_qpn;
+	bool remote_known; /* learned from a SACK or NACK: C = 0 from then */
+	uint32_t peer_ip;
+	struct nic_group *group;
+	struct nic_dest *dest;
+	struct nic_sched_qp turn; /* sched.c's: its place in the group's turns */
+
+	uint64_t msg_id; /* the message index of docs/protocol.md §1 */
+	uint64_t bytes;
+	uint64_t npkts;
+	ps_t posted;
+
+	uint64_t next_fetch; /* next new segment to fetch */
+	uint64_t snd_una;    /* cumulative PSN + 1, as an index */
+	uint64_t next_sent;  /* one past the highest index handed to the port */
+	uint64_t cack_acked; /* cumulative ACK (opcode 0xD1) + 1, as an index */
+	bool recovery;	     /* loss recovery (seed, Loss detection) */
+	uint64_t recovery_end;
+	uint64_t outstanding; /* segments not retired */
+
+	struct nic_seg *ring; /* segments by idx & ring_mask */
+	uint64_t ring_mask;
+	struct nic_seg *rtx_head, *rtx_tail; /* may hold stale members */
+	uint64_t rtx_pending;		     /* segments in SEG_RTX_QUEUED */
+
+	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
+	bool rcv_units_seen;
+	bool send_complete, error;
+	uint64_t retransmissions;
+	events_id rerequest;
+};
+
+static inline struct nic_seg *nic_seg(const struct nic_qp_send *sq, uint64_t idx)
+{
+	return &sq->ring[idx & sq->ring_mask];
+}
+
+/* Whether a retransmission waits (it goes ahead of new data). */
+static inline bool nic_send_has_rtx(const struct nic_qp_send *sq)
+{
+	return sq->rtx_pending > 0;
+}
+
+/* ---- sendq.c ---------------------------------------------------------- */
+
+/* Seed, Segmentation: a packet's nominal size (its IP datagram) and its
+ * bytes on the wire, for `len` payload bytes. */
+uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
+uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
+
+/* Whether the QP has a packet to send: a retransmission, or a new segment
+ * with its PSN window open. */
+bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq);
+/* The scheduler's turn: a retransmission, else the next segment's fetch;
+ * false when the egress pool is full. */
+bool nic_send_next(struct nic *nic, struct nic_qp_send *sq, ps_t now);
+/* pcie.c: a fetch's payload has arrived from the host (seed, Hand-off). */
+void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);
+
+/* port.c: a data frame this side sent starts its serialization (§12 rule
+ * 9: RTT runs from here), or has ended it (its timer starts; the first
+ * transmission of the message's last packet is SEND_COMPLETE). */
+void nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now);
+void nic_send_serialized(struct nic *nic, struct nic_pkt_meta m, ps_t now);
+
+/* What a completion or a failure tells the host about a sending side. */
+struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq);
+/* At the end: every sending side. */
+void nic_send_free_all(struct nic *nic);
+
+/* Internal to the sending side (sendq.c and recovery.c). */
+struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now);
+void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s);
+void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
+		   ps_t now);
+void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
+void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
+void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now);
+
+/* ---- recovery.c ------------------------------------------------------- */
+
+/* Acknowledgements from the peer's receiving side. */
+void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now);
+void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now);
+void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now);
+
+/* docs/protocol.md §11: how long timer k of the schedule runs. */
+ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k);
+/* Internal to the sending side. */
+void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now);
+void nic_timer_stop(struct nic *nic, struct nic_seg *s);
+void nic_send_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now);
+
+/* A sending side's own invariants (its segments' states against its
+ * counts): NULL, or what is broken, written in why. */
+const char *nic_send_check(const struct nic *nic, const struct nic_qp_send *sq, char *why,
+			   size_t len);
+
+#endif

@@ -1,9 +1,8 @@
-/* nicd/ack.c — acknowledgements and recovery: building cumulative ACKs,
- * SACKs and NACKs at the receiver; applying them, finding losses from SACK
- * gaps, and running the retransmission timers and the completion
- * re-request at the sender (seed: Cumulative acknowledgements; Selective
- * acknowledgements; Loss detection from SACK gaps; NACKs; Retransmission
- * timer and retry budget; Completion; docs/protocol.md §§1, 4, 11, 12). */
+/* nicd/ack.c — the receiving side's answers (recv.h): cumulative ACKs,
+ * SACKs and NACKs, built for the packet that draws them and queued in the
+ * control class (seed: Cumulative acknowledgements; Selective
+ * acknowledgements; NACKs; RTT measurement; docs/protocol.md §§1, 4, 12).
+ * The sender applies them in recovery.c. */
 #include "nic_impl.h"
 
 /* ---- receiver: building ------------------------------------------------ */

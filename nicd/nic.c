@@ -25,13 +25,10 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);
-	hmap_init(&nic->recv_qps);
-	hmap_init(&nic->recv_by_src);
+	nic_recv_init(nic);
 	hmap_init(&nic->groups);
 	nic_dests_init(nic);
 	hmap_init(&nic->monitor);
-	hmap_init(&nic->closed);
-	hmap_init(&nic->closed_by_src);
 	nic_pcie_init(nic);
 	nic_stats_start(nic);
 	return nic;

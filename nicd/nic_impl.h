@@ -14,6 +14,7 @@
 #include "nic.h"
 #include "pcie.h"
 #include "port.h"
+#include "recv.h"
 #include "sched.h"
 #include "sendq.h"
 #include "spray.h"
@@ -129,61 +130,6 @@ static inline void nic_pkt_transmission(struct pkt *p, uint16_t tx_count, enum r
 	nic_pkt_meta_set(p, m);
 }
 
-/* The receiving side of a QP. */
-struct nic_qp_recv {
-	struct nic *nic;
-	uint32_t qpn;
-	uint32_t peer_ip;
-	uint32_t sender_qpn;
-	struct nic_group *group;
-	struct nic_dest *dest;
-
-	uint64_t next_expected; /* cumulative PSN + 1, as an index */
-	uint64_t *held;		/* out-of-order PSNs, bits by idx & held_mask */
-	uint64_t held_mask;
-	uint64_t nheld;
-	uint64_t highest_held;
-	uint32_t sack_block; /* round robin over held blocks */
-
-	uint64_t last_idx; /* the message's last packet, when known */
-	bool last_known;
-	uint32_t coalesce;  /* bytes counted since the last SACK (§12 r5) */
-	uint32_t rcv_units; /* CC_STATE received bytes, 256-byte units */
-	uint64_t ar_mark;   /* gaps below it were open at an ACK-request */
-	bool ar_marked;	    /* (§12 rule 17) */
-	bool recv_complete;
-
-	uint64_t msg_id; /* from RETH VA: the sender's message index */
-	uint64_t dma_len;
-	bool dma_known;
-	uint64_t bytes_unique; /* delivered once, not duplicates */
-	uint64_t pattern_errors;
-	bool bad_offset;
-	ps_t last_activity;
-	/* The NIC's lists of open receiving QPs by last activity, one for
-	 * those that never advanced their cumulative PSN and one for the
-	 * others: MaxQps evicts from their heads (§12 rule 11). */
-	struct nic_qp_recv *lru_prev, *lru_next;
-	uint8_t lru; /* which list: enum recv_lru */
-};
-
-enum recv_lru { LRU_FRESH, LRU_ADVANCED };
-
-struct nic_recv_lru {
-	struct nic_qp_recv *head, *tail; /* least recently active first */
-};
-
-/* What a closed receiving side leaves (§12 rule 11): enough to answer
- * later packets of its QP as the open QP would have, in at most 64 bytes.
- * Kept oldest first, at most MaxClosedRecords. */
-struct nic_closed {
-	uint32_t peer_ip, qpn, sender_qpn;
-	uint32_t msg_id;    /* the message index (20 bits) */
-	uint32_t cack_psn;  /* final cumulative PSN */
-	uint32_t rcv_units; /* final CC_STATE received bytes */
-	struct nic_closed *newer;
-};
-
 /* A QP group (seed, QP groups and the transmit scheduler). */
 struct nic_group {
 	uint32_t peer_ip;
@@ -209,21 +155,13 @@ struct nic {
 
 	struct nic_port port; /* port.c's */
 	struct nic_pcie pcie; /* pcie.c's */
-	uint64_t ingress_data_used, ingress_ctl_used;
 
 	struct hmap send_qps;	 /* qpn -> nic_qp_send */
-	struct hmap recv_qps;	 /* qpn -> nic_qp_recv */
-	struct hmap recv_by_src; /* (peer ip << 24 | sender qpn) -> nic_qp_recv */
-	struct hmap groups;	 /* peer ip -> nic_group */
+	struct nic_recv recv;	/* the receiving side's tables (recv.h) */
+	struct hmap groups;	/* peer ip -> nic_group */
 	struct nic_dests dests; /* spray.c's */
-	struct hmap monitor;	 /* qpn -> kept rows (MonitorTriggers qp_error) */
-	struct hmap closed;	 /* qpn -> nic_closed */
-	struct hmap closed_by_src; /* (peer ip << 24 | sender qpn) -> nic_closed */
-	struct nic_closed *closed_oldest, *closed_newest;
-	uint64_t nclosed;
-	struct nic_recv_lru lru[2]; /* open receiving QPs, enum recv_lru */
+	struct hmap monitor;	/* qpn -> kept rows (MonitorTriggers qp_error) */
 	uint32_t next_qpn;
-	uint64_t nrecv_open; /* receiving QPs counted against MaxQps */
 	uint64_t open_msgs;
 
 	struct nic_sched sched; /* sched.c's */
@@ -242,12 +180,6 @@ struct nic {
 struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip);
 void nic_group_put(struct nic *nic, struct nic_group *g);
 uint32_t nic_qpn_alloc(struct nic *nic);
-struct nic_qp_recv *nic_recv_find_or_create(struct nic *nic, const struct pkt *p, ps_t now,
-					    bool *created);
-void nic_recv_touch(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
-struct nic_closed *nic_closed_find(const struct nic *nic, const struct pkt *p);
-void nic_recv_free_all(struct nic *nic);
-void nic_recv_close(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
 
 struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport);
 
@@ -258,20 +190,6 @@ static inline bool nic_is_trimmed(const struct nic *nic, const struct pkt *p)
 	return p->trimmed || p->dscp == nic->a.dscp_trimmed ||
 	       p->dscp == nic->a.dscp_trimmed_last_hop;
 }
-
-/* rx.c — the receive path */
-void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now);
-
-/* ack.c — acknowledgements and NACKs, built at the receiver */
-void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
-void nic_send_sack(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *drawn,
-		   uint64_t drawn_idx, ps_t now);
-void nic_send_nack(struct nic *nic, const struct pkt *drawn, uint32_t responder_qpn,
-		   uint32_t sender_qpn, uint8_t code, ps_t now);
-
-/* pcie.h calls this back */
-/* rx.c: a receive write was accepted; its ingress pool space is free. */
-void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
 
 /* stats.c — counters and records */
 void nic_stats_start(struct nic *nic);

@@ -13,16 +13,16 @@ static bool control_class(const struct nic *nic, uint8_t dscp)
 void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control)
 {
 	if (control)
-		NIC_SUB(nic->ingress_ctl_used, pool_bytes);
+		NIC_SUB(nic->recv.ingress_ctl_used, pool_bytes);
 	else
-		NIC_SUB(nic->ingress_data_used, pool_bytes);
+		NIC_SUB(nic->recv.ingress_data_used, pool_bytes);
 }
 
 /* Seed, Receiving a packet, step 1: charge the ingress pool of the packet's
  * class at its full size on the wire, or drop it. */
 static bool ingress_charge(struct nic *nic, bool ctl, uint32_t len)
 {
-	uint64_t *used = ctl ? &nic->ingress_ctl_used : &nic->ingress_data_used;
+	uint64_t *used = ctl ? &nic->recv.ingress_ctl_used : &nic->recv.ingress_data_used;
 	uint64_t size = ctl ? nic->a.ingress_control_pool : nic->a.ingress_data_pool;
 
 	if (*used + len > size) {

@@ -3,8 +3,9 @@
  * Loss reactions, Base RTT).
  *
  * The engine calls these hooks on each SACK, SACK-gap loss, timeout and
- * trim NACK; the window itself gates fetches in tx.c.  CongestionControl
- * None keeps cwnd at MaxCongestionWindow and ignores every hook.
+ * trim NACK; the scheduler asks the window (nic_cc_window_open).
+ * CongestionControl None keeps cwnd at MaxCongestionWindow and ignores
+ * every hook.
  *
  * Where §5 leaves a detail open, the choice is UEC's NSCC as its reference
  * simulator runs it (htsim, uec.cpp: updateCwndOnAck_NSCC, fast_increase,

@@ -1,5 +1,6 @@
-/* nicd/nic.c — the engine's door: creating a NIC, the doorbell, frames in,
- * the final report (nic.h). */
+/* nicd/nic.c — the engine's door (nic.h): creating and freeing a NIC,
+ * frames in, probes answered, the final report.  The doorbell
+ * (nic_post_message) is the sending side's (sendq.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,28 @@ void nic_free(struct nic *nic)
 	free(nic);
 }
 
+
+/* A frame from this NIC to dst_ip, its headers but the transport's filled;
+ * NULL (counted) when the packet pool is empty. */
+struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport)
+{
+	struct pkt *p = pkt_get(nic->pool);
+
+	if (!p) {
+		nic->c.tx_drop_no_memory++;
+		return NULL;
+	}
+	memcpy(p->src_mac, nic->mac, 6);
+	memcpy(p->dst_mac, nic->peer_mac, 6);
+	p->src_ip = nic->ip;
+	p->dst_ip = dst_ip;
+	p->ttl = WIRE_TTL;
+	p->sport = sport;
+	p->dport = WIRE_ROCE_PORT;
+	p->opcode = opcode;
+	p->icrc = nic->a.icrc;
+	return p;
+}
 
 /* docs/protocol.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the
  * probe id as ack_psn_offset, its entropy echoed and all PSN fields 0. */

@@ -1,16 +1,32 @@
-/* nicd/nic_impl.h — the NIC engine's types, shared by the files of nicd/
- * and by no one else (nic.h is the public door). */
+/* nicd/nic_impl.h — what the NIC engine's rooms share, and no one outside
+ * nicd/ (nic.h is the engine's public door): struct nic, which holds each
+ * room's state, QP groups, the counters, the bookkeeping a frame carries
+ * in its engine field, and the records (stats.c, monitor.c).
+ *
+ * The rooms, each the only writer of its struct (docs/architecture.md,
+ * Rooms):
+ *   sendq.h  the sending side: segments, retransmission queue, timers,
+ *            budgets (sendq.c, recovery.c)
+ *   recv.h   the receiving side: held PSNs, SACK building, closed records,
+ *            ingress pools (rx.c, ack.c, recv.c)
+ *   cc.h     congestion control of a group (cc.c)
+ *   spray.h  destinations and their entropy values (spray.c)
+ *   pcie.h   the PCIe link (pcie.c)
+ *   sched.h  the transmit scheduler (sched.c)
+ *   port.h   the port: egress pools, control ahead of data (port.c, over
+ *            core/egress.h)
+ * check.c walks every room's invariants (nic_check). */
 #ifndef NICD_NIC_IMPL_H
 #define NICD_NIC_IMPL_H
 
 #include <string.h>
 
+#include "cc.h"
 #include "core/egress.h"
 #include "core/hmap.h"
 #include "core/invariant.h"
 #include "core/ring.h"
 #include "core/rng.h"
-#include "cc.h"
 #include "nic.h"
 #include "pcie.h"
 #include "port.h"
@@ -103,7 +119,6 @@ struct nic_counters {
 
 #define FIRST_QPN 0x100 /* QPs 0..2 are reserved (2 is the probe endpoint) */
 
-
 _Static_assert(sizeof(struct nic_pkt_meta) <= sizeof(((struct pkt *)0)->engine),
 	       "struct nic_pkt_meta fits in struct pkt's engine field");
 
@@ -120,7 +135,7 @@ static inline void nic_pkt_meta_set(struct pkt *p, struct nic_pkt_meta m)
 	memcpy(p->engine, &m, sizeof m);
 }
 
-/* The transmission a data packet is: its count and why (tx.c, recovery.c). */
+/* The transmission a data packet is: its count and why (sendq.c, recovery.c). */
 static inline void nic_pkt_transmission(struct pkt *p, uint16_t tx_count, enum rtx_origin why)
 {
 	struct nic_pkt_meta m = nic_pkt_meta(p);
@@ -133,8 +148,8 @@ static inline void nic_pkt_transmission(struct pkt *p, uint16_t tx_count, enum r
 /* A QP group (seed, QP groups and the transmit scheduler). */
 struct nic_group {
 	uint32_t peer_ip;
-	uint32_t refs; /* send and receive sides that belong to it */
-	bool keyed;    /* in nic->groups (QPGroupsEnabled) */
+	uint32_t refs;		      /* send and receive sides that belong to it */
+	bool keyed;		      /* in nic->groups (QPGroupsEnabled) */
 	struct nic_sched_group sched; /* sched.c's: the list and the turns */
 	struct nic_cc cc;	      /* cc.c's: the window and NSCC */
 };
@@ -156,7 +171,7 @@ struct nic {
 	struct nic_port port; /* port.c's */
 	struct nic_pcie pcie; /* pcie.c's */
 
-	struct hmap send_qps;	 /* qpn -> nic_qp_send */
+	struct hmap send_qps;	/* qpn -> nic_qp_send */
 	struct nic_recv recv;	/* the receiving side's tables (recv.h) */
 	struct hmap groups;	/* peer ip -> nic_group */
 	struct nic_dests dests; /* spray.c's */
@@ -165,7 +180,7 @@ struct nic {
 	uint64_t open_msgs;
 
 	struct nic_sched sched; /* sched.c's */
-	uint32_t unit;	   /* MSS + 60 (+4 with WireTimestamp) */
+	uint32_t unit;		/* MSS + 60 (+4 with WireTimestamp) */
 
 	struct nic_counters c, ivl; /* totals; totals at the last row */
 	uint64_t cwnd_min, cwnd_max;
@@ -176,11 +191,13 @@ struct nic {
 	ps_t sample_at;
 };
 
-/* qp.c — queue pairs, groups, destinations */
+/* qp.c — QP groups and QP numbers */
 struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip);
 void nic_group_put(struct nic *nic, struct nic_group *g);
 uint32_t nic_qpn_alloc(struct nic *nic);
 
+/* nic.c: a frame from this NIC (headers but the transport's); NULL,
+ * counted, when the packet pool is empty. */
 struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport);
 
 /* Seed, NACKs: a switch trimmed the packet (its codepoint says so; RETH

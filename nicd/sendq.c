@@ -106,26 +106,6 @@ bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq)
 }
 /* ---- building data packets ------------------------------------------- */
 
-struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport)
-{
-	struct pkt *p = pkt_get(nic->pool);
-
-	if (!p) {
-		nic->c.tx_drop_no_memory++;
-		return NULL;
-	}
-	memcpy(p->src_mac, nic->mac, 6);
-	memcpy(p->dst_mac, nic->peer_mac, 6);
-	p->src_ip = nic->ip;
-	p->dst_ip = dst_ip;
-	p->ttl = WIRE_TTL;
-	p->sport = sport;
-	p->dport = WIRE_ROCE_PORT;
-	p->opcode = opcode;
-	p->icrc = nic->a.icrc;
-	return p;
-}
-
 static uint8_t data_opcode(const struct nic_qp_send *sq, uint64_t idx)
 {
 	if (sq->npkts == 1)

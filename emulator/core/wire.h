@@ -234,7 +234,7 @@ struct pkt {
 	ps_t built;          /* when the frame was built */
 	ps_t stamp;          /* virtual arrival from a trailer, 0 if none */
 	/* The bookkeeping of the engine that built the frame (the NIC's:
-	 * struct nic_pkt_meta, nicd/nic_impl.h).  It never crosses a wire and
+	 * struct nic_pkt_meta, nicd/port.h).  It never crosses a wire and
 	 * no wire, link, switch or host code reads it: what those match on is
 	 * above (drop rules: PSN, opcode, flags, MSN).  Zero from pkt_get.
 	 * Its size makes the packet three whole cache lines. */

@@ -25,22 +25,11 @@
 #define NSCC_ADJUST_UNITS    8		      /* fulfil every 8 units acknowledged */
 #define NSCC_NEAR_ZERO_DELAY PS_PER_US	      /* "≈ 0": below 1 µs, as UEC */
 
-/* §5's parameters from the attributes.  The unit is MSS + 60 whatever
- * RTTTimestampMode is (seed: "the unit of the window's floor and of
- * MaxCongestionWindow stays MSS + 60 bytes"). */
-struct nscc_params {
-	double unit;	 /* bytes */
-	double a, b;	 /* scaling_a, scaling_b */
-	double fi;	 /* bytes: inc_bytes += fi x acked */
-	double fi_scale; /* cwnd += fi_scale x acked */
-	double eta;	 /* bytes, once per base_rtt */
-	double alpha;	 /* bytes per ps: inc_bytes += α x acked x (target - delay) */
-	ps_t target;
-};
-
-static void nscc_params(const struct nic *nic, struct nscc_params *p)
+/* §5's parameters, from the attributes, once per NIC. */
+void nic_cc_setup(struct nic *nic)
 {
 	const struct nic_attrs *a = &nic->a;
+	struct nic_cc_params *p = &nic->ccp;
 
 	p->unit = config_nic_unit(a);
 	p->target = a->target_queue_delay;
@@ -135,7 +124,7 @@ static double take_sample(struct nic_group *g, ps_t rtt)
  * window of a later, quiet period (such as a message's tail).  Returns true
  * when it ran; like UEC, the pending increase is then dropped and that SACK
  * runs no other rule. */
-static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
+static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nic_cc_params *p,
 			bool trim, ps_t now)
 {
 	bool ran = false;
@@ -163,7 +152,7 @@ static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nscc_
  * ≈ 0 (under 1 µs, UEC's threshold) over a whole window of acknowledged
  * bytes, and on every such SACK after that until the delay rises; else
  * proportional increase.  UEC's fast_increase and proportional_increase. */
-static void low_delay_increase(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
+static void low_delay_increase(struct nic *nic, struct nic_group *g, const struct nic_cc_params *p,
 			       uint64_t acked, double delay, ps_t now)
 {
 	if (delay < NSCC_NEAR_ZERO_DELAY) {
@@ -186,7 +175,7 @@ static void low_delay_increase(struct nic *nic, struct nic_group *g, const struc
  * 1 only while avg_delay > target; like UEC, there is no decrease
  * otherwise (the formula would grow the window). */
 static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
-				    const struct nscc_params *p, ps_t now)
+				    const struct nic_cc_params *p, ps_t now)
 {
 	double avg = g->cc.avg_delay, f, want;
 
@@ -208,7 +197,7 @@ static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
  * base_rtt: cwnd += inc_bytes / cwnd, then η once per base_rtt (UEC's
  * fulfill_adjustment: more than 8 units, or more than base_rtt since the
  * last η; η when at least base_rtt has passed). */
-static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct nscc_params *p,
+static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct nic_cc_params *p,
 			      ps_t now)
 {
 	ps_t since = now > g->cc.last_adjust ? now - g->cc.last_adjust : 0;
@@ -234,33 +223,32 @@ static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct
 void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t rtt, bool ecn,
 		    ps_t now)
 {
-	struct nscc_params p;
+	const struct nic_cc_params *p = &nic->ccp;
 	double delay;
 
 	if (nic->a.cc != CC_NSCC)
 		return;
-	nscc_params(nic, &p);
 	delay = take_sample(g, rtt);
-	if (quick_adapt(nic, g, &p, false, now)) {
+	if (quick_adapt(nic, g, p, false, now)) {
 		g->cc.achieved_bytes += acked;
 		return;
 	}
 	g->cc.achieved_bytes += acked;
 	g->cc.adjust_bytes += acked;
-	if (!ecn && delay >= (double)p.target) {
+	if (!ecn && delay >= (double)p->target) {
 		/* Fair increase.  The delay is no longer ≈ 0, so the window
 		 * of low delay that fast increase needs starts over (UEC
 		 * restarts it only on the next low-delay SACK). */
 		g->cc.fi_count = 0;
 		g->cc.fast_increasing = false;
-		g->cc.inc_bytes += p.fi * (double)acked;
+		g->cc.inc_bytes += p->fi * (double)acked;
 	} else if (!ecn) {
-		low_delay_increase(nic, g, &p, acked, delay, now);
-	} else if (delay >= (double)p.target) {
-		multiplicative_decrease(nic, g, &p, now);
+		low_delay_increase(nic, g, p, acked, delay, now);
+	} else if (delay >= (double)p->target) {
+		multiplicative_decrease(nic, g, p, now);
 	}
 	/* mark and delay < target: nothing (the path is passed over once). */
-	fulfil_adjustment(nic, g, &p, now);
+	fulfil_adjustment(nic, g, p, now);
 }
 
 /* §5 loss reactions: a SACK-gap loss or a timeout takes the packet's
@@ -292,14 +280,13 @@ void nic_cc_on_timeout(struct nic *nic, struct nic_group *g, uint32_t nominal, p
  * base RTT); it does not feed avg_delay, which §5 takes from SACKs. */
 void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t rtt, ps_t now)
 {
-	struct nscc_params p;
+	const struct nic_cc_params *p = &nic->ccp;
 
 	if (nic->a.cc != CC_NSCC)
 		return;
-	nscc_params(nic, &p);
 	if (rtt && rtt < g->cc.base_rtt)
 		g->cc.base_rtt = rtt;
-	quick_adapt(nic, g, &p, true, now);
+	quick_adapt(nic, g, p, true, now);
 }
 
 /* cwnd is never 0 (cwnd_set floors it at Min, at least 1 byte); base_rtt

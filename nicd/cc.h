@@ -41,6 +41,22 @@ struct nic_cc {
 	bool qa_trigger;	 /* a trim NACK came in this period */
 };
 
+/* §5's parameters from the attributes, computed once per NIC
+ * (nic_cc_setup).  The unit is MSS + 60 whatever RTTTimestampMode is
+ * (seed: "the unit of the window's floor and of MaxCongestionWindow stays
+ * MSS + 60 bytes"). */
+struct nic_cc_params {
+	double unit;	 /* bytes */
+	double a, b;	 /* scaling_a, scaling_b */
+	double fi;	 /* bytes: inc_bytes += fi x acked */
+	double fi_scale; /* cwnd += fi_scale x acked */
+	double eta;	 /* bytes, once per base_rtt */
+	double alpha;	 /* bytes per ps: inc_bytes += α x acked x (target - delay) */
+	ps_t target;
+};
+
+void nic_cc_setup(struct nic *nic);
+
 /* A new group's window and state (§5). */
 void nic_cc_init(struct nic *nic, struct nic_group *g);
 

@@ -31,6 +31,7 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic_dests_init(nic);
 	hmap_init(&nic->monitor);
 	nic_pcie_init(nic);
+	nic_cc_setup(nic);
 	nic_stats_start(nic);
 	return nic;
 }

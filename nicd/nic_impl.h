@@ -180,6 +180,7 @@ struct nic {
 	uint64_t open_msgs;
 
 	struct nic_sched sched; /* sched.c's */
+	struct nic_cc_params ccp; /* cc.c's: NSCC's parameters */
 	uint32_t unit;		/* MSS + 60 (+4 with WireTimestamp) */
 
 	struct nic_counters c, ivl; /* totals; totals at the last row */

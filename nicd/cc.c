@@ -117,8 +117,9 @@ static double take_sample(struct nic_group *g, ps_t rtt)
  * NACK asks for quick adapt; the request is judged on the period it came
  * in, when that period ends (at the first SACK or trim NACK after it, as in
  * UEC's quick_adapt; a NACK that ends a period belongs to the next): if
- * fewer than MaxCongestionWindow >> qa_gate bytes were acknowledged in it,
- * cwnd = max(achieved_bytes, Min).  achieved_bytes counts what SACKs report
+ * fewer than MaxCongestionWindow >> qa_gate bytes were acknowledged in it
+ * (with QuickAdaptGate; without, whatever it acknowledged, as htsim_uec
+ * runs by default), cwnd = max(achieved_bytes, Min).  achieved_bytes counts what SACKs report
  * (the received-bytes deltas), as UEC counts newly received bytes.  Unlike
  * UEC the request does not outlive its period, so a trim never cuts the
  * window of a later, quiet period (such as a message's tail).  Returns true
@@ -133,7 +134,8 @@ static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nic_c
 		g->cc.qa_trigger |= trim;
 		return false;
 	}
-	if (g->cc.qa_started && g->cc.qa_trigger && g->cc.achieved_bytes < nic->a.max_cwnd >> NSCC_QA_GATE) {
+	if (g->cc.qa_started && g->cc.qa_trigger &&
+	    (!nic->a.qa_gate || g->cc.achieved_bytes < nic->a.max_cwnd >> NSCC_QA_GATE)) {
 		uint64_t w =
 		    g->cc.achieved_bytes > nic->a.min_cwnd ? g->cc.achieved_bytes : nic->a.min_cwnd;
 		cwnd_set(nic, g, (double)w, "quick_adapt", now);

@@ -159,6 +159,9 @@ static void progress(void *ctx, struct daemon_progress *pr)
 {
 	struct nicd *n = ctx;
 
+	/* Whatever drives the NIC: the launcher must relay these, or this
+	 * daemon holds its promises for good (tx_floor). */
+	pr->rx_failed = n->nrx_failed;
 	/* A Chakra rank is done when its every node is: those are its
 	 * "sends"; its receives are those of its nodes.  The driver holds
 	 * only what `post` added then. */
@@ -174,7 +177,6 @@ static void progress(void *ctx, struct daemon_progress *pr)
 	pr->receives = n->driver.receives;
 	pr->receives_done = n->driver.receives_done;
 	pr->last_done = n->last_done;
-	pr->rx_failed = n->nrx_failed;
 }
 
 static void port_set_down(void *ctx, int port, bool down)

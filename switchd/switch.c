@@ -29,12 +29,13 @@ enum sw_drop {
 	SW_DROP_LINK_DOWN,	 /* the link's down window */
 	SW_DROP_LINK_RULE,	 /* a `drop` rule of the link */
 	SW_DROP_RX_PORT_DOWN,	 /* arrived at a port set down (the frame's ingress) */
+	SW_DROP_NO_MEMORY,	 /* the queue could not grow (out of memory) */
 	SW_DROP_COUNT
 };
 
 static const char *const drop_names[SW_DROP_COUNT] = {
     "queue_full", "trim_queue_full", "ttl",	  "no_route",	  "port_down",
-    "link_lost",  "link_down",	     "link_rule", "rx_port_down",
+    "link_lost",  "link_down",	     "link_rule", "rx_port_down", "no_memory",
 };
 
 /* Counters of one port and class; add a field here and to the list below. */
@@ -469,9 +470,10 @@ static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps
 			return;
 		}
 	}
-	/* A queue that cannot grow (out of memory) is full. */
+	/* A queue that cannot grow (out of memory) drops, named apart from a
+	 * full one (issue 9, item 13: every drop named correctly). */
 	if (!push(port, tc, p, len)) {
-		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
+		drop(sw, port, tc, p, SW_DROP_NO_MEMORY);
 		return;
 	}
 	port_kick(port, now);

@@ -24,6 +24,8 @@ check "8 NICs, 2 leaves, 4 spines" [ "$(grep -c '^\[nic h' "$ini")" = 8 ] &&
 check "every leaf to every spine, 16 links in all" [ "$(grep -c '^\[link ' "$ini")" = 16 ]
 check "htsim's rate and latency" [ "$(grep -c '^rate = 400Gbps$' "$ini")" = 16 ] &&
 	[ "$(grep -c '^delay = 1000ns$' "$ini")" = 16 ]
+# htsim_uec runs NSCC's quick adapt ungated unless given -enable_qa_gate.
+check "quick adapt ungated" grep -q '^QuickAdaptGate = false$' "$ini"
 check "auto window and queues" grep -q '^ConfigBaseRTT = auto$' "$ini" &&
 	grep -q '^EgressQueueLimit = auto$' "$ini"
 check "one workload row a flow" [ "$(sed -n 2p "$tmp/imp/perm8_4MiB.csv")" = "1,0ps,h6,h5,4194304," ] &&

@@ -415,6 +415,7 @@ static void test_registry_is_complete(void **state)
 					  "MaxCongestionWindow",
 					  "InitialCongestionWindow",
 					  "MinCongestionWindow",
+					  "QuickAdaptGate",
 					  "EntropyCount",
 					  "StartingPortOffset",
 					  "ProbeInterval",
@@ -436,7 +437,7 @@ static void test_registry_is_complete(void **state)
 					 "EnableSwitchStats", "SwitchStatsReportInterval"};
 	static const char *const link[] = {"rate", "delay", "loss", "down", "drop"};
 	const char *const *lists[] = {emu, nic, sw, link};
-	const size_t counts[] = {7, 50, 16, 5};
+	const size_t counts[] = {7, 51, 16, 5};
 	const size_t sizes[] = {sizeof(struct emulation_attrs), sizeof(struct nic_attrs),
 				sizeof(struct switch_attrs), sizeof(struct link_attrs)};
 	size_t per_scope[4] = {0};
@@ -515,7 +516,7 @@ static void test_round_trip_every_attribute(void **state)
 		}
 		tested++;
 	}
-	assert_int_equal(tested, 7 + 50 + 16 + 4);
+	assert_int_equal(tested, 7 + 51 + 16 + 4);
 
 	/* The formatted text is the natural one. */
 	config_nic_defaults(&nic[0]);

@@ -511,6 +511,20 @@ static void test_transmit_stamped_now_external_at_arrival(void **state)
 	assert_int_equal(f->d.pool.in_use, 0);
 }
 
+/* Issue 9, item 12: a frame whose arrival the trailer's 48 bits cannot hold
+ * fails the daemon with its reason (it was sent with the stamp clamped). */
+static void test_stamp_overflow_fails(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	daemon_transmit(&f->d, 0, data_pkt(f, 9), WIRE_TRAILER_MAX_PS + 1);
+	assert_int_equal(f->d.fault, FAULT_STAMP_OVERFLOW);
+	assert_true(f->d.failed);
+	assert_int_equal(f->d.ports[0].tx_frames, 0);
+	assert_int_equal(f->d.pool.in_use, 0);
+}
+
 /* ---- lateness --------------------------------------------------------------- */
 
 static void test_hist_exact_below_64(void **state)
@@ -923,6 +937,7 @@ int main(void)
 	    T(test_promises_go_out_when_they_move),
 	    T(test_sequence_gap_fails),
 	    T(test_promise_backwards_fails),
+	    T(test_stamp_overflow_fails),
 	    T(test_stamp_below_promise_fails),
 	    T(test_bad_frame_goes_to_receive_frame_at_its_stamp),
 	    T(test_kept_payload_stays_valid),

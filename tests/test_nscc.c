@@ -445,6 +445,32 @@ static void test_loss_and_timeout(void **state)
 	bench_free(b);
 }
 
+static void no_qa_gate(struct nic_attrs *a)
+{
+	a->qa_gate = false;
+}
+
+/* QuickAdaptGate = false (htsim_uec's default, set by `mrcemu import
+ * htsim`; issue 9, the incasts against htsim): a period with a trim ends in
+ * quick adapt whatever it acknowledged.  The default's last case above (12
+ * x 4,096 = 49,152 B, above MaxCongestionWindow >> 3) now adapts, to the
+ * 49,152 B acknowledged. */
+static void test_quick_adapt_ungated(void **state)
+{
+	struct bench *b = bench_new(no_qa_gate);
+	ps_t period = b->n.base + b->n.target;
+	ps_t t0 = 3 * US, rtt = b->n.base + b->n.target + US;
+
+	(void)state;
+	nic_cc_on_trim_nack(b->nic, b->g, 0, t0);
+	for (int k = 1; k <= 12; k++)
+		sack(b, 4096, rtt, false, t0 + k * 500 * PS_PER_NS);
+	assert_int_equal(b->g->cc.cwnd, 374040);
+	sack(b, 4096, rtt, false, t0 + period + 1);
+	assert_last(b, 49152, "quick_adapt");
+	bench_free(b);
+}
+
 /* §5 quick adapt: a trim NACK, at most once per base_rtt + target: if the
  * bytes acknowledged over the last period are fewer than
  * MaxCongestionWindow >> 3 (46,755 B), cwnd = max(achieved_bytes, Min). */
@@ -747,6 +773,7 @@ int main(void)
 	    cmocka_unit_test(test_base_rtt_is_the_least_sample),
 	    cmocka_unit_test(test_loss_and_timeout),
 	    cmocka_unit_test(test_quick_adapt),
+	    cmocka_unit_test(test_quick_adapt_ungated),
 	    cmocka_unit_test(test_clamp_at_max),
 	    cmocka_unit_test(test_none_is_fixed),
 	    cmocka_unit_test(test_scenario_new_group),

@@ -629,6 +629,10 @@ static void test_workload_errors(void **state)
 	expect_workload_error(t, "1048575,0ns,h0,h1,4MiB,\n1048576,0ns,h1,h0,4MiB,\n", 3,
 			      "id: 1048576 is out of range (allowed: 1..1048575: the message "
 			      "index in RETH's VA has 20 bits)");
+	/* issue 9, item 12: no message after the longest run the trailer holds */
+	expect_workload_error(t, "1,281s,h0,h1,4MiB,\n2,282s,h1,h0,4MiB,\n", 3,
+			      "at: 282s is past the longest run (allowed: up to 281s: a frame's "
+			      "arrival travels in a 48-bit stamp of ps)");
 	expect_workload_error(t, "1,0ns,h0,h9,4MiB,\n", 2, "dst: 'h9' is not a node");
 	expect_workload_error(t, "1,0ns,leaf0,h1,4MiB,\n", 2, "src: 'leaf0' is a switch");
 	expect_workload_error(t, "1,0ns,h1,h1,4MiB,\n", 2, "dst: h1 sends to itself");

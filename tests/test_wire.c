@@ -812,9 +812,14 @@ static void test_trailer(void **state)
 	assert_int_equal(t, 1234567890);
 	assert_int_equal(seq, 0xA1B2C3D4);
 	assert_false(wire_trailer_get(f, n + 11, &t, &seq));
-	wire_trailer_put(f + n, WIRE_TRAILER_MAX_PS, 0);
+	assert_true(wire_trailer_put(f + n, WIRE_TRAILER_MAX_PS, 0));
 	assert_true(wire_trailer_get(f, n + 12, &t, &seq));
 	assert_int_equal(t, WIRE_TRAILER_MAX_PS);
+	/* issue 9, item 12: a stamp past 48 bits is refused, never clamped */
+	assert_false(wire_trailer_put(f + n, WIRE_TRAILER_MAX_PS + 1, 5));
+	assert_true(wire_trailer_get(f, n + 12, &t, &seq));
+	assert_int_equal(t, WIRE_TRAILER_MAX_PS); /* untouched */
+	assert_int_equal(seq, 0);
 	f[n] = 0x4E; /* no magic */
 	assert_false(wire_trailer_get(f, n + 12, &t, &seq));
 	/* after a big frame's datagram, and ignored by the parser */

@@ -72,6 +72,7 @@ struct nic_attrs {
 	uint64_t max_cwnd;             /* MaxCongestionWindow [1.5 BDP] */
 	uint64_t initial_cwnd;         /* InitialCongestionWindow [= max] */
 	uint64_t min_cwnd;             /* MinCongestionWindow [1 unit] */
+	bool qa_gate;                  /* QuickAdaptGate [true] */
 
 	/* spraying, docs/protocol.md §6 */
 	uint32_t entropy_count;        /* EntropyCount [128] */

@@ -138,6 +138,9 @@ const struct attr_def config_attrs[] = {
 	  "congestion window of a new QP group"),
     ENTRY("MinCongestionWindow", ATTR_BYTES, NIC(min_cwnd), "", "1B", "1GiB", NULL,
 	  "smallest congestion window"),
+    ENTRY("QuickAdaptGate", ATTR_BOOL, NIC(qa_gate), "true", NULL, NULL, NULL,
+	  "quick adapt only after a period that acknowledged less than MaxCongestionWindow / 8 "
+	  "(false: after every period with a trim, as htsim_uec without -enable_qa_gate)"),
     ENTRY("EntropyCount", ATTR_U32, NIC(entropy_count), "128", "1", "65536", NULL,
 	  "entropy values (UDP source ports) per destination (docs/protocol.md §6)"),
     ENTRY("StartingPortOffset", ATTR_U32, NIC(starting_port_offset), "256", "0", "65535", NULL,

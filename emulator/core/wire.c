@@ -638,15 +638,16 @@ void wire_trim(struct pkt *p)
 	p->payload_len = 0;
 }
 
-void wire_trailer_put(uint8_t *at, ps_t arrival, uint32_t seq)
+bool wire_trailer_put(uint8_t *at, ps_t arrival, uint32_t seq)
 {
 	if (arrival > WIRE_TRAILER_MAX_PS)
-		arrival = WIRE_TRAILER_MAX_PS;
+		return false;
 	at[0] = 0x4D;
 	at[1] = 0x52;
 	put16(at + 2, (uint32_t)(arrival >> 32));
 	put32(at + 4, (uint32_t)arrival);
 	put32(at + 8, seq);
+	return true;
 }
 
 /* docs/architecture.md, Stamped frames: the trailer sits right after the IP total

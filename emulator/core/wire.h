@@ -318,7 +318,9 @@ static inline int32_t wire_psn_diff(uint32_t a, uint32_t b)
  * then the link's sequence number (32 bits big-endian), which stamped and
  * promise frames share (docs/promises.md). */
 #define WIRE_TRAILER_MAX_PS ((1ULL << 48) - 1)
-void wire_trailer_put(uint8_t *at, ps_t arrival, uint32_t seq);
+/* False, writing nothing, when arrival is past WIRE_TRAILER_MAX_PS
+ * (281.47 s): a stamp is never clamped. */
+bool wire_trailer_put(uint8_t *at, ps_t arrival, uint32_t seq);
 /* Looks for a trailer right after the IP datagram of a frame of len bytes;
  * returns true, the stamp and the sequence only when the magic is there. */
 bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival, uint32_t *seq);

@@ -219,6 +219,14 @@ static void parse_row(struct wl_loader *ld, int line, char **cells, int n)
 		wl_fail(ld, line, "at", "%s", why);
 		return;
 	}
+	/* A message posted later could never run (core/time.h: MRCEMU_MAX_RUN). */
+	if (m.at > MRCEMU_MAX_RUN) {
+		wl_fail(ld, line, "at",
+			"%s is past the longest run (allowed: up to 281s: a frame's arrival "
+			"travels in a 48-bit stamp of ps)",
+			cells[1]);
+		return;
+	}
 	m.src = nic_column(ld, line, "src", cells[2]);
 	m.dst = ld->failed ? -1 : nic_column(ld, line, "dst", cells[3]);
 	if (ld->failed) {

@@ -103,6 +103,7 @@ static const char *const fault_names[] = {
     [FAULT_PROMISE_BACKWARDS] = "promise_backwards",
     [FAULT_STAMP_BELOW_PROMISE] = "stamp_below_promise",
     [FAULT_MAX_VIOLATIONS] = "max_violations",
+    [FAULT_STAMP_OVERFLOW] = "stamp_overflow",
 };
 
 /* The run cannot be trusted any more: stop with the reason (daemon.h). */
@@ -310,7 +311,15 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 		/* The trailer follows the IP datagram (docs/architecture.md). */
 		size_t end =
 		    WIRE_ETH_LEN + ((size_t)buf[WIRE_ETH_LEN + 2] << 8 | buf[WIRE_ETH_LEN + 3]);
-		wire_trailer_put(buf + end, arrival, port->tx_link_seq++);
+		if (!wire_trailer_put(buf + end, arrival, port->tx_link_seq)) {
+			fault(d, FAULT_STAMP_OVERFLOW,
+			      "port %d: a frame arriving at %llu ps, past the trailer's 48-bit "
+			      "stamp (%llu ps, 281.47 s: set until, at most 281s)",
+			      port->index, (unsigned long long)arrival,
+			      (unsigned long long)WIRE_TRAILER_MAX_PS);
+			return;
+		}
+		port->tx_link_seq++;
 		if (end + WIRE_TRAILER_LEN > n)
 			n = end + WIRE_TRAILER_LEN;
 		/* It promises its successor's arrival too (stamp_in). */

@@ -154,10 +154,11 @@ struct daemon_engine {
  * one line naming it (docs/promises.md, faults). */
 enum daemon_fault {
 	FAULT_NONE,
-	FAULT_SEQUENCE_GAP,	     /* a frame of the link was lost by the kernel */
-	FAULT_PROMISE_BACKWARDS,     /* a promise below an earlier one */
-	FAULT_STAMP_BELOW_PROMISE,   /* a stamped frame below a promise */
-	FAULT_MAX_VIOLATIONS,	     /* more causality violations than allowed */
+	FAULT_SEQUENCE_GAP,	   /* a frame of the link was lost by the kernel */
+	FAULT_PROMISE_BACKWARDS,   /* a promise below an earlier one */
+	FAULT_STAMP_BELOW_PROMISE, /* a stamped frame below a promise */
+	FAULT_MAX_VIOLATIONS,	   /* more causality violations than allowed */
+	FAULT_STAMP_OVERFLOW,	   /* an arrival past the trailer's 48-bit stamp */
 };
 
 /* lateness-<node>.csv (daemon protocol, Records). */

@@ -175,8 +175,10 @@ static bool write_topology(FILE *f, const char *name, const char *workload,
 		"; imported from htsim by `mrcemu import htsim`: %" PRIu64 " hosts, %" PRIu64
 		" leaves of %" PRIu64 ", %" PRIu64 " spines\n[emulation]\nname = %s\nseed = 1\n\n"
 		"; htsim: MTU 4160 = 4,096 bytes of payload; window and queues from the\n"
-		"; fabric's round trip (docs/protocol.md sections 5 and 9)\n"
-		"[nic]\nMSS = 4096\nConfigBaseRTT = auto\n\n[switch]\nEgressQueueLimit = auto\n\n",
+		"; fabric's round trip (docs/protocol.md sections 5 and 9); quick adapt\n"
+		"; ungated, as htsim_uec runs without -enable_qa_gate\n"
+		"[nic]\nMSS = 4096\nConfigBaseRTT = auto\nQuickAdaptGate = false\n\n"
+		"[switch]\nEgressQueueLimit = auto\n\n",
 		t->nodes, leaves, k, spines, name);
 	for (uint64_t h = 0; h < t->nodes; h++) {
 		host_ip(h, k, ip, sizeof(ip));

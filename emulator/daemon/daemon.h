@@ -250,7 +250,7 @@ struct daemon {
 
 	/* Received frames wait in slots that belong to their pkt, one slab of
 	 * slots per slab of the packet pool, so a pkt's payload stays valid as
-	 * long as the pkt lives (daemon.c, rx slots). */
+	 * long as the pkt lives (daemon_frames.c, rx slots). */
 	void **rx_slabs;
 	size_t rx_nslabs;
 
@@ -376,9 +376,19 @@ void daemon_frame_in(struct daemon *d, int port, const uint8_t *frame, size_t le
  * again until nothing is due; then set the timer for the next one. */
 void daemon_advance(struct daemon *d);
 
-/* Push out what the ports' transmit rings hold (daemon.c; the end of a run
- * flushes them too). */
+/* Push out what the ports' transmit rings hold (daemon_frames.c; the end of
+ * a run flushes them too). */
 void daemon_flush_ports(struct daemon *d);
+
+/* Read every port (daemon_frames.c); with a scale, a port facing an
+ * external endpoint then counts as having promised `vt`.  Returns the
+ * frames read. */
+size_t daemon_drain_ports(struct daemon *d, ps_t vt);
+
+/* The run cannot be trusted any more: stop with the named reason and one
+ * line on stderr (docs/promises.md, faults). */
+void daemon_fault(struct daemon *d, enum daemon_fault why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Virtual now: with a scale, the clock's (0 before `start`); at max, the
  * floor (every event before it has run). */

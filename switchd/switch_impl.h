@@ -1,0 +1,113 @@
+/* switchd/switch_impl.h — what the switch engine's files share: its
+ * structs, drop reasons and counter fields.  Private to switchd/: the
+ * engine's door is switch.h.  switch.c forwards, queues and serves the
+ * ports; switch_stats.c writes the records and exports the counters. */
+#ifndef SWITCH_IMPL_H
+#define SWITCH_IMPL_H
+
+#include "switch.h"
+
+#include "core/egress.h"
+#include "core/rng.h"
+
+#define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
+#define TC_CONTROL 2
+/* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
+ * weight splits it.  Large against a frame, so each visit sends several. */
+#define DRR_ROUND 16384
+
+enum sw_drop {
+	SW_DROP_QUEUE_FULL,	 /* no room, and not trimmable (or trimming off) */
+	SW_DROP_TRIM_QUEUE_FULL, /* trimmed, and TC1 had no room either */
+	SW_DROP_TTL,		 /* TTL reached 0 */
+	SW_DROP_NO_ROUTE,	 /* destination IPv4 unknown */
+	SW_DROP_PORT_DOWN,	 /* port set down (sw_port_set_down) */
+	SW_DROP_LINK_LOST,	 /* the link's random loss */
+	SW_DROP_LINK_DOWN,	 /* the link's down window */
+	SW_DROP_LINK_RULE,	 /* a `drop` rule of the link */
+	SW_DROP_RX_PORT_DOWN,	 /* arrived at a port set down (the frame's ingress) */
+	SW_DROP_NO_MEMORY,	 /* the queue could not grow (out of memory) */
+	SW_DROP_COUNT
+};
+
+/* Counters of one port and class; add a field here and to the list below. */
+struct sw_counters {
+	uint64_t enqueued, dequeued, bytes, trimmed, ecn_marked;
+	uint64_t drops[SW_DROP_COUNT];
+};
+
+#define SW_COUNTER_FIELDS(X) X(enqueued) X(dequeued) X(bytes) X(trimmed) X(ecn_marked)
+#define SW_COUNT_ONE(f)	     +1
+enum { SW_NFIELDS = 0 SW_COUNTER_FIELDS(SW_COUNT_ONE) };
+#undef SW_COUNT_ONE
+
+/* A queue is a ring of packets with their wire lengths, so that serving
+ * it reads no packet (a fabric's packets are mostly out of the cache). */
+struct sw_entry {
+	struct pkt *p;
+	uint32_t len;
+};
+
+struct sw_queue {
+	struct sw_entry *ring;
+	uint32_t head, n, cap; /* cap: a power of two */
+	uint64_t bytes;	       /* wire bytes waiting */
+};
+
+/* One traffic class of a port.  What every frame touches (the queue, the
+ * peaks, enqueued/dequeued/bytes) fills the first cache line. */
+struct sw_class {
+	_Alignas(64) struct sw_queue q;
+	uint32_t peak, peak_ivl, peak_sample; /* queue bytes: at most 1.5 x 1 GiB */
+	struct sw_counters c;
+};
+
+struct sw_port {
+	/* read for every frame */
+	struct sw *sw;
+	struct egress out; /* serialization, the link's verdict, hand-over */
+	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
+	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
+	bool wake_pending; /* port_free is scheduled at out.busy_until */
+	bool down;
+	bool faces_nic; /* the hop to a NIC: trimmed-last-hop */
+	bool drr_fresh; /* drr_cur has not had its quantum this turn */
+	uint8_t seen;	/* bit tc: the class ever saw traffic */
+	uint8_t peer_mac[6];
+	int index;
+	int drr_cur; /* TC0 or TC1: whose turn */
+	uint64_t deficit[2];
+
+	const char *peer_name;
+	struct sw_class cls[SW_NUM_TC];
+	struct sw_counters last[SW_NUM_TC]; /* at the last stats row */
+};
+
+/* What every frame reads comes first, a cache line for forwarding and one
+ * for the attributes (classification, admission, ECN). */
+struct sw {
+	_Alignas(64) const struct topology *t; /* its routes */
+	int node;
+	uint64_t seed; /* of the ECMP hash */
+	struct sw_port *ports;
+	struct pkt_pool *pool;
+	_Alignas(64) struct switch_attrs a; /* EgressQueueLimit unresolved: see ports */
+	struct events *ev;
+	struct sw_host host;
+	uint8_t mac[6];
+	bool trim_active;
+	bool icrc;	     /* frames from the NICs carry an ICRC */
+	uint64_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
+	struct rng rng;	     /* ECN marking */
+	uint64_t rx_frames;
+
+	char name[TOPO_NAME_MAX];
+	int nports;
+	struct csv *stats;
+	uint64_t rx_drop_payload, rx_drop_no_memory, rx_drop_wire[WIRE_ERROR_COUNT];
+};
+
+/* The statistics interval's event (switch_stats.c), scheduled by sw_new. */
+void sw_stats_tick(void *arg, ps_t now);
+
+#endif /* SWITCH_IMPL_H */

@@ -815,7 +815,7 @@ static void test_workload_files(void **state)
 {
 	struct topology *t = load_ok(DATA "two-hosts.ini");
 	static const char nul[] = "id,at,src,dst,bytes,after\n1,0ns,h0,h1,1MiB,\0\n";
-	char err[512], fifo[] = "/tmp/mrcemu-test-fifo-XXXXXX", *path;
+	char err[512], fifo[64] = "/tmp/mrcemu-test-fifo-XXXXXX", *path; /* + "/f" */
 	struct workload w;
 	int fd;
 

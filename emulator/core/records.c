@@ -305,7 +305,8 @@ bool records_sort_by_time_node(const char *path, int (*rank)(void *ctx, const ch
 	if (f)
 		fclose(f);
 	if (ok && header) {
-		qsort(r, n, sizeof(*r), row_cmp);
+		if (n) /* qsort's array may not be NULL, even empty (C11 7.22.5) */
+			qsort(r, n, sizeof(*r), row_cmp);
 		ok = rows_write(path, header, r, n);
 	}
 	for (size_t i = 0; i < n; i++)

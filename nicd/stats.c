@@ -247,7 +247,8 @@ void nic_sample(struct nic *nic, struct csv *c, ps_t now)
 		if (sq && sq->group && n < cap)
 			refs[n++] = (struct group_ref){sq->peer_ip, sq->qpn, sq->group};
 	}
-	qsort(refs, n, sizeof(*refs), cmp_group_ref);
+	if (n) /* qsort's array may not be NULL, even empty */
+		qsort(refs, n, sizeof(*refs), cmp_group_ref);
 	for (size_t i = 0; i < n; i++) {
 		if (i && refs[i].g == refs[i - 1].g)
 			continue;

@@ -250,7 +250,8 @@ static bool assign_indices(struct chakra_rank *r, char *err, size_t errlen)
 		return fail(err, errlen, "%s: out of memory", r->path);
 	for (uint32_t i = 0; i < r->nmsgs; i++)
 		r->order[i] = &r->msgs[i];
-	qsort(r->order, r->nmsgs, sizeof(*r->order), cmp_msg);
+	if (r->nmsgs) /* qsort's array may not be NULL, even empty */
+		qsort(r->order, r->nmsgs, sizeof(*r->order), cmp_msg);
 	for (uint32_t i = 0; i < r->nmsgs; i++) {
 		struct chakra_msg *m = r->order[i], *p = i ? r->order[i - 1] : NULL;
 		ordinal = p && p->send == m->send && p->peer == m->peer ? ordinal + 1 : 1;

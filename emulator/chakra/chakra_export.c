@@ -247,7 +247,8 @@ static bool rows_of(const struct chakra_trace *tr, struct csv_row **rows, size_t
 			(*rows)[(*n)++] = (struct csv_row){.id = c->tag, .r = r, .n = c};
 		}
 	}
-	qsort(*rows, *n, sizeof(**rows), cmp_row);
+	if (*n) /* qsort's array may not be NULL, even empty */
+		qsort(*rows, *n, sizeof(**rows), cmp_row);
 	return true;
 }
 

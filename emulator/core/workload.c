@@ -289,7 +289,8 @@ static void check_ids(struct wl_loader *ld)
 	for (size_t i = 0; i < w->count; i++) {
 		ld->index[i] = (struct id_index){w->msgs[i].id, i};
 	}
-	qsort(ld->index, w->count, sizeof *ld->index, cmp_index);
+	if (w->count) /* qsort's array may not be NULL, even empty */
+		qsort(ld->index, w->count, sizeof *ld->index, cmp_index);
 	for (size_t i = 1; i < w->count; i++) {
 		if (ld->index[i].id == ld->index[i - 1].id) {
 			size_t a = ld->index[i - 1].i, b = ld->index[i].i;

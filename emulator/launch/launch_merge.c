@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/records.h"
 #include "host/driver.h"
 #include "launch_impl.h"
-#include "core/records.h"
 
 #define MSG_COLS 13
 enum {
@@ -39,7 +39,7 @@ static const char *const per_node[] = {
 #define NPER_NODE (sizeof(per_node) / sizeof(per_node[0]))
 /* The records sorted by time_ps then node (docs/records.md, Records). */
 static const char *const timed[] = {"mrc-transport-stats", "mrc-events", "mrc-monitor", "mrc-cc",
-				    "switch-stats", "samples"};
+				    "switch-stats",	   "samples"};
 
 static void node_file(const char *dir, const char *base, const char *node, char *buf, size_t len)
 {
@@ -262,11 +262,11 @@ static const char *row_failure(const struct msg_row *r)
 static bool write_row(struct csv *c, const struct msg_row *r, bool *verified, uint64_t *fct)
 {
 	char *const *id = r->snd[0] ? r->snd : r->rcv;
-	const char *source = *cell(r->snd, COL_SOURCE) ? cell(r->snd, COL_SOURCE)
-						       : cell(r->rcv, COL_SOURCE);
+	const char *source =
+	    *cell(r->snd, COL_SOURCE) ? cell(r->snd, COL_SOURCE) : cell(r->rcv, COL_SOURCE);
 	bool external = !strcmp(source, "external");
-	bool done = external ? *cell(r->rcv, COL_RECV_COMPLETE)
-			     : r->snd[0] && *r->snd[COL_COMPLETE];
+	bool done =
+	    external ? *cell(r->rcv, COL_RECV_COMPLETE) : r->snd[0] && *r->snd[COL_COMPLETE];
 	static const int from_sender[] = {COL_POSTED, COL_SEND_COMPLETE};
 	static const int after[] = {COL_COMPLETE, COL_FCT, COL_RETX};
 
@@ -338,7 +338,8 @@ static bool write_messages(struct msg_table *m, const struct topology *t, const 
 			csv_close(c);
 		return false;
 	}
-	qsort(m->rows + m->nworkload, m->n - m->nworkload, sizeof(m->rows[0]), cmp_row_id);
+	if (m->n > m->nworkload) /* no arithmetic on a NULL array */
+		qsort(m->rows + m->nworkload, m->n - m->nworkload, sizeof(m->rows[0]), cmp_row_id);
 	for (size_t i = 0; i < m->n; i++) {
 		bool verified;
 		s->messages++;
@@ -502,9 +503,9 @@ static void max_into(uint64_t *into, uint64_t v)
 
 static void add_lateness(const char *header, char *rec, struct launch_lateness *lat)
 {
-	static const char *const names[] = {
-	    "frames",	   "stamped",	    "violations",    "late_p50_ns",    "late_p99_ns",
-	    "late_max_ns", "promises_sent", "promise_waits", "promise_wait_ns"};
+	static const char *const names[] = {"frames",	     "stamped",	      "violations",
+					    "late_p50_ns",   "late_p99_ns",   "late_max_ns",
+					    "promises_sent", "promise_waits", "promise_wait_ns"};
 	enum { N = sizeof(names) / sizeof(names[0]) };
 	uint64_t v[N] = {0};
 	char *cells[64];

@@ -94,8 +94,8 @@ static void recv_free(struct nic *nic, struct nic_qp_recv *rq)
  * and counted. */
 static void recv_evict(struct nic *nic, ps_t now)
 {
-	struct nic_qp_recv *rq =
-	    nic->recv.lru[LRU_FRESH].head ? nic->recv.lru[LRU_FRESH].head : nic->recv.lru[LRU_ADVANCED].head;
+	struct nic_qp_recv *rq = nic->recv.lru[LRU_FRESH].head ? nic->recv.lru[LRU_FRESH].head
+							       : nic->recv.lru[LRU_ADVANCED].head;
 	struct nic_msg_info m;
 
 	if (!rq)
@@ -142,17 +142,14 @@ static struct nic_qp_recv *recv_create(struct nic *nic, const struct pkt *p, ps_
 	rq->dest = nic_dest_get(nic, p->src_ip);
 	if (nic->a.qp_groups)
 		rq->group = nic_group_get(nic, p->src_ip);
-	if (!rq->dest || (nic->a.qp_groups && !rq->group) ||
-	    !hmap_put(&nic->recv.qps, rq->qpn, rq)) {
-		nic_group_put(nic, rq->group);
-		nic_dest_put(nic, rq->dest);
-		free(rq->held);
-		free(rq);
-		nic->c.rx_drop_max_qps++;
-		return NULL;
-	}
-	if (!hmap_put(&nic->recv.by_src, src_key(rq->peer_ip, rq->sender_qpn), rq)) {
+	bool indexed =
+	    rq->dest && (!nic->a.qp_groups || rq->group) && hmap_put(&nic->recv.qps, rq->qpn, rq);
+
+	if (indexed && !hmap_put(&nic->recv.by_src, src_key(rq->peer_ip, rq->sender_qpn), rq)) {
 		hmap_del(&nic->recv.qps, rq->qpn);
+		indexed = false;
+	}
+	if (!indexed) {
 		nic_group_put(nic, rq->group);
 		nic_dest_put(nic, rq->dest);
 		free(rq->held);
@@ -302,7 +299,8 @@ const char *nic_recv_check(const struct nic *nic, char *why, size_t len)
 	for (const struct nic_closed *k = r->closed_oldest; k; k = k->newer)
 		closed++;
 	if (r->nopen != r->qps.count || open != r->qps.count || r->by_src.count != r->qps.count)
-		snprintf(why, len, "nrecv_open %llu, receive QPs %llu listed, %llu and %llu in the tables",
+		snprintf(why, len,
+			 "nrecv_open %llu, receive QPs %llu listed, %llu and %llu in the tables",
 			 (unsigned long long)r->nopen, (unsigned long long)open,
 			 (unsigned long long)r->qps.count, (unsigned long long)r->by_src.count);
 	else if (r->nclosed != closed || r->closed.count != closed)

@@ -47,7 +47,7 @@ static const char usage[] =
     "arguments or topology; 3 more causality violations than MaxViolations.\n";
 
 struct nicd {
-	struct daemon d;
+	struct daemon d; /* first: build() is given &d */
 	struct nic *nic;
 	struct workload w;
 	struct driver driver;
@@ -365,9 +365,9 @@ static bool open_records(struct nicd *n)
 	return (n->messages = daemon_record(d, "messages", DRIVER_MESSAGES_HEADER)) != NULL;
 }
 
-static int build(struct nicd *n)
+static int build(struct daemon *d)
 {
-	struct daemon *d = &n->d;
+	struct nicd *n = (struct nicd *)d; /* d is its first member */
 	const struct topology *t = d->t;
 	char err[TOPO_ERR_MAX];
 
@@ -446,16 +446,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nicd: out of memory\n");
 		return 1;
 	}
-	rc = daemon_init(&n->d, "nicd", &a, NODE_NIC);
-	if (!rc)
-		rc = build(n);
-	if (!rc && !daemon_open_io(&n->d))
-		rc = 1;
-	if (!rc) {
-		rc = daemon_run(&n->d);
-		if (!daemon_finish(&n->d) && !rc)
-			rc = 1;
-	}
+	rc = daemon_serve(&n->d, "nicd", &a, NODE_NIC, build);
 	nicd_free(n);
 	return rc;
 }

@@ -39,7 +39,7 @@ static const char usage[] =
     "arguments or topology; 3 more causality violations than MaxViolations.\n";
 
 struct switchd {
-	struct daemon d;
+	struct daemon d; /* first: build() is given &d */
 	struct sw *sw;
 };
 
@@ -85,9 +85,9 @@ static void finish(void *ctx, ps_t now)
 	sw_finish(((struct switchd *)ctx)->sw, now);
 }
 
-static int build(struct switchd *s)
+static int build(struct daemon *d)
 {
-	struct daemon *d = &s->d;
+	struct switchd *s = (struct switchd *)d; /* d is its first member */
 	struct csv *stats = NULL;
 	char err[512];
 
@@ -129,16 +129,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "switchd: out of memory\n");
 		return 1;
 	}
-	rc = daemon_init(&s->d, "switchd", &a, NODE_SWITCH);
-	if (!rc)
-		rc = build(s);
-	if (!rc && !daemon_open_io(&s->d))
-		rc = 1;
-	if (!rc) {
-		rc = daemon_run(&s->d);
-		if (!daemon_finish(&s->d) && !rc)
-			rc = 1;
-	}
+	rc = daemon_serve(&s->d, "switchd", &a, NODE_SWITCH, build);
 	sw_free(s->sw);
 	daemon_destroy(&s->d);
 	free(s);

@@ -316,6 +316,13 @@ struct daemon {
 int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 		enum node_kind kind);
 
+/* A daemon's whole life once its parsed arguments and its engine's
+ * container are there: daemon_init, build(d) (the engine, 0 or an exit
+ * status), daemon_open_io, daemon_run, daemon_finish.  Returns the exit
+ * status; the caller frees its container and calls daemon_destroy. */
+int daemon_serve(struct daemon *d, const char *prog, const struct daemon_args *a,
+		 enum node_kind kind, int (*build)(struct daemon *d));
+
 /* OUTDIR/<base>-<node>.csv with its header, closed by daemon_finish.
  * NULL after one line on stderr. */
 struct csv *daemon_record(struct daemon *d, const char *base, const char *header);

@@ -321,3 +321,20 @@ int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 		return 1;
 	return d->capture ? open_captures(d) : 0;
 }
+
+int daemon_serve(struct daemon *d, const char *prog, const struct daemon_args *a,
+		 enum node_kind kind, int (*build)(struct daemon *d))
+{
+	int rc = daemon_init(d, prog, a, kind);
+
+	if (!rc)
+		rc = build(d);
+	if (!rc && !daemon_open_io(d))
+		rc = 1;
+	if (!rc) {
+		rc = daemon_run(d);
+		if (!daemon_finish(d) && !rc)
+			rc = 1;
+	}
+	return rc;
+}

@@ -19,6 +19,10 @@
  * (docs/promises.md). */
 #define LAUNCH_SCALE_MAX UINT64_MAX
 
+/* The folder the running program is in, from /proc/self/exe: build/ in the
+ * source tree, <prefix>/bin once installed.  False if it cannot be read. */
+bool launch_exe_dir(char *buf, size_t len);
+
 /* Where the control sockets, pid files and daemon logs live. */
 #define LAUNCH_RUN_ROOT "/run/mrcemu"
 

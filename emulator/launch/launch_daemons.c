@@ -140,29 +140,13 @@ void launch_daemons_stop(struct launch *l)
 
 /* ---- finding them --------------------------------------------------------- */
 
-static bool bindir_find(struct launch *l)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return false;
-	*slash = '\0';
-	snprintf(l->bindir, sizeof(l->bindir), "%s", exe);
-	return true;
-}
 /* The daemon of each node: next to mrcemu (build/), or in the installed
  * tree's libexec/mrcemu/ (docs/architecture.md, Layout). */
 int launch_daemons_find(struct launch *l)
 {
 	char path[PATH_MAX + 32];
 
-	if (!bindir_find(l))
+	if (!launch_exe_dir(l->bindir, sizeof(l->bindir)))
 		return launch_fail(l, "cannot find where mrcemu is installed (/proc/self/exe)");
 	snprintf(path, sizeof(path), "%s/../libexec/mrcemu/nicd", l->bindir);
 	if (access(path, X_OK) == 0) {

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -25,6 +26,20 @@ uint64_t launch_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+bool launch_exe_dir(char *buf, size_t len)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return false;
+	*slash = '\0';
+	return snprintf(buf, len, "%s", exe) < (int)len;
 }
 
 bool launch_path_exists(const char *path)

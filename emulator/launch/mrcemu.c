@@ -25,26 +25,11 @@
 /* Where an installed mrcemu keeps its data: <prefix>/share/mrcemu, found
  * from /proc/self/exe (<prefix>/bin/mrcemu), so a tree moved elsewhere
  * still works.  False when mrcemu is not installed (build/). */
-static bool exe_dir(char *buf, size_t len)
-{
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	if (!(slash = strrchr(exe, '/')))
-		return false;
-	*slash = '\0';
-	snprintf(buf, len, "%s", exe);
-	return true;
-}
-
 static bool share_dir(char *buf, size_t len)
 {
 	char dir[PATH_MAX];
 
-	if (!exe_dir(dir, sizeof(dir)))
+	if (!launch_exe_dir(dir, sizeof(dir)))
 		return false;
 	if (snprintf(buf, len, "%s/../share/mrcemu", dir) >= (int)len)
 		return false;
@@ -379,7 +364,7 @@ static int cmd_wireshark_plugin(int argc, char **argv)
 		return cli_bad_usage("wireshark-plugin", "takes no arguments");
 	if (share_dir(share, sizeof(share)))
 		snprintf(from, sizeof(from), "%s/mrc.lua", share);
-	else if (exe_dir(share, sizeof(share))) /* build/mrcemu: the source tree's */
+	else if (launch_exe_dir(share, sizeof(share))) /* build/mrcemu: the source tree's */
 		snprintf(from, sizeof(from), "%s/../pcap/mrc.lua", share);
 	else
 		snprintf(from, sizeof(from), "pcap/mrc.lua");

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launch.h"
+
 #define PYTHON "/usr/bin/python3"
 
 /* The script, relative to the folder mrcemu is in: build/ and build/asan/
@@ -17,15 +19,9 @@ static bool script_find(char *path, size_t len)
 	static const char *const rel[] = {"../scripts/report", "../../scripts/report",
 					  "../share/mrcemu/report"};
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
 
-	if (n <= 0)
+	if (!launch_exe_dir(exe, sizeof(exe)))
 		return false;
-	exe[n] = '\0';
-	if (!(slash = strrchr(exe, '/')))
-		return false;
-	*slash = '\0';
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		snprintf(path, len, "%s/%s", exe, rel[i]);
 		if (access(path, R_OK) == 0)

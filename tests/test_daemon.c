@@ -885,7 +885,7 @@ static void test_ctl_clients_cannot_stall(void **state)
 	for (int i = 0; i < 64; i++)
 		fds[i] = ctl_connect(f, loop);
 	extra = ctl_connect(f, loop);
-	assert_true(closed_by_daemon(extra, loop, 1, got, sizeof(got)));
+	assert_true(closed_by_daemon(extra, loop, 10, got, sizeof(got)));
 	assert_string_equal(got, "error too many control clients (allowed: 64)\n");
 	close(extra);
 	for (int i = 0; i < 64; i++)
@@ -907,7 +907,7 @@ static void test_ctl_clients_cannot_stall(void **state)
 	}
 	struct pollfd p = {.fd = hog, .events = POLLOUT};
 	bool gone = false;
-	for (int i = 0; i < 200 && !gone; i++) {
+	for (int i = 0; i < 1000 && !gone; i++) { /* 10 s at most: a loaded machine */
 		ev_run(loop, EVRUN_NOWAIT);
 		gone = poll(&p, 1, 10) == 1 && (p.revents & (POLLHUP | POLLERR));
 	}
@@ -916,7 +916,7 @@ static void test_ctl_clients_cannot_stall(void **state)
 
 	/* A client that says nothing is dropped after ctl_idle_s. */
 	hog = ctl_connect(f, loop);
-	assert_true(closed_by_daemon(hog, loop, 2, got, sizeof(got)));
+	assert_true(closed_by_daemon(hog, loop, 10, got, sizeof(got)));
 	assert_string_equal(got, "");
 	close(hog);
 

@@ -57,9 +57,8 @@ static const char *check_send(struct check *c, const struct nic_qp_send *sq)
 	if (nic_send_check(c->nic, sq, c->why, c->len))
 		return c->why;
 	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
-		const struct nic_seg *s = nic_seg(sq, i);
-		if (s->inflight)
-			g->inflight += nic_seg_nominal(c->nic, s->len);
+		if (nic_seg(sq, i)->inflight)
+			g->inflight += nic_seg_nominal(c->nic, nic_seg_len(c->nic, sq, i));
 	}
 	g->refs++;
 	g->rtx_qps += sq->turn.counted_rtx;

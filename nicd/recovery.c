@@ -38,15 +38,21 @@ static bool idx_sent(const struct nic_qp_send *sq, int64_t idx)
 	return idx >= (int64_t)sq->snd_una && idx < (int64_t)sq->next_sent;
 }
 
-/* A retired packet leaves flight and its timer stops (§12 rule 2). */
-static void retire(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s)
+/* A retired packet leaves flight and its timer stops (§12 rule 2).  Its
+ * counts no longer change: whether it can give an RTT sample is kept with
+ * its serialization start (rtt_sample). */
+static void retire(struct nic *nic, struct nic_qp_send *sq, uint64_t idx)
 {
+	struct nic_seg *s = nic_seg(sq, idx);
+
 	if (s->state == SEG_RETIRED || s->state == SEG_FREE)
 		return;
 	nic_timer_stop(nic, s);
-	nic_seg_leave_flight(nic, sq, s);
+	nic_seg_leave_flight(nic, sq, idx);
 	if (s->state == SEG_RTX_QUEUED)
 		NIC_DEC(sq->rtx_pending);
+	if (s->tx_count != 1u + s->nacks)
+		*nic_seg_tx_start(sq, idx) = NIC_TX_AMBIGUOUS;
 	s->state = SEG_RETIRED;
 	NIC_DEC(sq->outstanding);
 }
@@ -59,8 +65,9 @@ static void apply_cumulative(struct nic *nic, struct nic_qp_send *sq, uint32_t p
 	if (cack < (int64_t)sq->snd_una || cack >= (int64_t)sq->next_sent)
 		return;
 	for (uint64_t i = sq->snd_una; i <= (uint64_t)cack; i++)
-		retire(nic, sq, nic_seg(sq, i));
+		retire(nic, sq, i);
 	sq->snd_una = (uint64_t)cack + 1;
+	nic_seg_release(sq);
 	if (sq->recovery && (uint64_t)cack >= sq->recovery_end)
 		sq->recovery = false;
 }
@@ -152,11 +159,17 @@ static ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t idx, boo
 			return 0;
 		rtt = (ps_t)(((uint16_t)(now / unit) - echo) & 0xFFFF) * unit;
 	} else {
-		struct nic_seg *s = nic_seg(sq, (uint64_t)idx);
-		if (idx < 0 || (uint64_t)idx >= sq->next_sent || s->idx != (uint64_t)idx ||
-		    s->tx_count != 1u + s->nacks)
+		ps_t sent;
+		if (idx < 0 || (uint64_t)idx >= sq->next_sent || !nic_seg_kept(sq, (uint64_t)idx))
 			return 0;
-		rtt = now - s->tx_start;
+		if ((uint64_t)idx >= sq->snd_una) {
+			const struct nic_seg *s = nic_seg(sq, (uint64_t)idx);
+			if (s->tx_count != 1u + s->nacks)
+				return 0;
+		}
+		if ((sent = *nic_seg_tx_start(sq, (uint64_t)idx)) == NIC_TX_AMBIGUOUS)
+			return 0;
+		rtt = now - sent;
 	}
 	if (rtt <= svc)
 		return 0;
@@ -182,11 +195,11 @@ static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest,
 		s->gap_queued = true;
 		found = true;
 		nic_timer_stop(nic, s);
-		nic_seg_leave_flight(nic, sq, s);
-		nic_cc_on_loss(nic, sq->group, nic_seg_nominal(nic, s->len), now);
+		nic_seg_leave_flight(nic, sq, i);
+		nic_cc_on_loss(nic, sq->group, nic_seg_nominal(nic, nic_seg_len(nic, sq, i)), now);
 		s->sched_k = 1;
 		nic->c.retx_sack_gap++;
-		nic_rtx_queue(nic, sq, s, RTX_SACK_GAP, now);
+		nic_rtx_queue(nic, sq, i, RTX_SACK_GAP, now);
 	}
 	if (found) {
 		sq->recovery = true;
@@ -248,7 +261,7 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 		int64_t idx = base + __builtin_ctzll(bits);
 		if (!idx_sent(sq, idx))
 			continue;
-		retire(nic, sq, nic_seg(sq, (uint64_t)idx));
+		retire(nic, sq, (uint64_t)idx);
 		highest = (uint64_t)idx;
 	}
 	/* §12 rule 6: received bytes are a per-QP running count; a delta of
@@ -331,12 +344,12 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 	}
 	s->nacks++;
 	nic_timer_stop(nic, s);
-	nic_seg_leave_flight(nic, sq, s);
+	nic_seg_leave_flight(nic, sq, (uint64_t)idx);
 	if (n->code != WIRE_NACK_PSN_OOR_WINDOW)
 		nic_cc_on_trim_nack(nic, sq->group, rtt, now);
 	s->sched_k = 1;
 	nic->c.retx_nack++;
-	nic_rtx_queue(nic, sq, s, RTX_NACK, now);
+	nic_rtx_queue(nic, sq, (uint64_t)idx, RTX_NACK, now);
 }
 
 /* ---- retransmission timers --------------------------------------------- */
@@ -383,8 +396,9 @@ void nic_timer_stop(struct nic *nic, struct nic_seg *s)
 static void timer_fire(void *arg, ps_t now)
 {
 	struct nic_seg *s = arg;
-	struct nic_qp_send *sq = s->sq;
+	struct nic_qp_send *sq = nic_seg_sq(s);
 	struct nic *nic = sq->nic;
+	uint64_t idx = nic_seg_idx(s);
 
 	s->timer = 0;
 	if (s->state != SEG_OUTSTANDING)
@@ -396,10 +410,10 @@ static void timer_fire(void *arg, ps_t now)
 	s->timeouts++;
 	s->sched_k++;
 	nic_spray_assumed_bad(nic, sq->dest, s->ev, now);
-	nic_seg_leave_flight(nic, sq, s);
-	nic_cc_on_timeout(nic, sq->group, nic_seg_nominal(nic, s->len), now);
+	nic_seg_leave_flight(nic, sq, idx);
+	nic_cc_on_timeout(nic, sq->group, nic_seg_nominal(nic, nic_seg_len(nic, sq, idx)), now);
 	nic->c.retx_timeout++;
-	nic_rtx_queue(nic, sq, s, RTX_TIMEOUT, now);
+	nic_rtx_queue(nic, sq, idx, RTX_TIMEOUT, now);
 	nic_tx_pass(nic, now);
 }
 
@@ -428,19 +442,19 @@ static void rerequest_check(void *arg, ps_t now)
 {
 	struct nic_qp_send *sq = arg;
 	struct nic *nic = sq->nic;
-	struct nic_seg *s = nic_seg(sq, sq->npkts - 1);
-	uint32_t wire = nic_seg_wire(nic, s->len);
+	uint64_t last = sq->npkts - 1;
+	uint32_t wire = nic_seg_wire(nic, nic_seg_len(nic, sq, last));
 
 	sq->rerequest = events_schedule(nic->ev, time_add(now, 2 * nic->a.initial_ack_timeout),
 					rerequest_check, sq);
 	if (sq->outstanding || sq->next_fetch < sq->npkts || !nic_port_reserve(nic, wire))
 		return;
-	struct pkt *p = nic_build_rtx(nic, sq, s, now);
+	struct pkt *p = nic_build_rtx(nic, sq, last, now);
 	if (!p) {
 		nic_port_unreserve(nic, wire);
 		return;
 	}
-	nic_pkt_transmission(p, s->tx_count, RTX_REREQUEST);
+	nic_pkt_transmission(p, nic_seg(sq, last)->tx_count, RTX_REREQUEST);
 	nic->c.completion_rerequests++;
 	nic_port_send_data(nic, p, wire, now);
 }

@@ -23,26 +23,42 @@ uint32_t nic_seg_wire(const struct nic *nic, uint32_t len)
 	return nic_seg_nominal(nic, len) + WIRE_FRAMING;
 }
 
-static uint32_t seg_len(const struct nic_qp_send *sq, uint64_t idx, uint32_t mss)
+uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx)
 {
-	uint64_t left = sq->bytes - idx * mss;
-	return (uint32_t)(left < mss ? left : mss);
+	uint64_t left = sq->bytes - idx * nic->a.mss;
+	return (uint32_t)(left < nic->a.mss ? left : nic->a.mss);
 }
 
 /* ---- the doorbell -------------------------------------------------------- */
 
-/* Segments live in a ring that covers the PSN window (or the message, when
- * shorter). */
-static bool send_alloc_ring(struct nic *nic, struct nic_qp_send *sq)
+/* The sender keeps the serialization starts of as many segments as the
+ * PSN window (or the message, when shorter) holds, rounded up to a power
+ * of two, in an array that grows to that as the fetches reach it; its
+ * segments come in chunks of that many or NIC_SEG_CHUNK, the fewer. */
+static bool send_alloc(struct nic *nic, struct nic_qp_send *sq)
 {
 	uint64_t want = sq->npkts < nic->a.max_psn_range ? sq->npkts : nic->a.max_psn_range;
 	uint64_t n = 1;
 
 	while (n < want)
 		n <<= 1;
-	sq->ring = calloc(n, sizeof(*sq->ring));
-	sq->ring_mask = n - 1;
-	return sq->ring != NULL;
+	sq->kept = n;
+	while (sq->chunk_shift < 63 && (1ULL << sq->chunk_shift) < n &&
+	       (1ULL << sq->chunk_shift) < NIC_SEG_CHUNK)
+		sq->chunk_shift++;
+	sq->tx_start_cap = n < 2 * NIC_SEG_CHUNK ? n : 2 * NIC_SEG_CHUNK;
+	sq->tx_start = malloc(sq->tx_start_cap * sizeof(*sq->tx_start));
+	return sq->tx_start != NULL;
+}
+
+static void send_free(struct nic_qp_send *sq)
+{
+	while (sq->chunks.len)
+		free((void *)(uintptr_t)ring64_pop(&sq->chunks));
+	ring64_free(&sq->chunks);
+	ring64_free(&sq->rtx);
+	free(sq->tx_start);
+	free(sq);
 }
 
 /* Seed, Queue pairs and messages: the doorbell creates the sending side and
@@ -67,12 +83,11 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	sq->posted = now;
 	sq->dest = nic_dest_get(nic, dst_ip);
 	sq->group = nic_group_get(nic, dst_ip);
-	if (!sq->dest || !sq->group || !send_alloc_ring(nic, sq) ||
+	if (!sq->dest || !sq->group || !send_alloc(nic, sq) ||
 	    !hmap_put(&nic->send_qps, sq->qpn, sq)) {
 		nic_group_put(nic, sq->group);
-		free(sq->ring);
 		nic_dest_put(nic, sq->dest);
-		free(sq);
+		send_free(sq);
 		nic->c.msgs_refused++;
 		return false;
 	}
@@ -124,32 +139,32 @@ static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
 }
 
 /* Seed, Packets on the wire; docs/protocol.md §1. */
-static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
+static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, ps_t now)
 {
-	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, s->idx),
+	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, idx),
 				    nic_spray_next(nic, sq->dest, sq->qpn));
 
 	if (!p)
 		return NULL;
-	s->ev = p->sport;
+	nic_seg(sq, idx)->ev = p->sport;
 	p->ecn = WIRE_ECN_ECT0;
 	p->dqpn = sq->remote_known ? sq->remote_qpn : sq->qpn;
 	if (!sq->remote_known)
 		p->flags |= WIRE_BTH_C;
-	if (s->idx + 1 == sq->npkts)
+	if (idx + 1 == sq->npkts)
 		p->flags |= WIRE_BTH_A;
-	p->psn = (uint32_t)(s->idx & WIRE_PSN_MASK);
+	p->psn = (uint32_t)(idx & WIRE_PSN_MASK);
 	p->msn = (uint16_t)sq->msg_id;
 	if (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP) {
 		p->flags |= WIRE_BTH_TS;
 		p->tseth_time = (uint16_t)(now / (128 * PS_PER_NS));
 	}
-	p->msg_offset = s->idx * nic->a.mss;
+	p->msg_offset = idx * nic->a.mss;
 	p->va = wire_va((uint32_t)sq->msg_id, p->msg_offset);
 	p->dma_len = (uint32_t)sq->bytes;
-	p->payload_len = s->len;
+	p->payload_len = nic_seg_len(nic, sq, idx);
 	p->built = now;
-	nic_pkt_meta_set(p, (struct nic_pkt_meta){.seg_idx = s->idx, .src_qpn = sq->qpn});
+	nic_pkt_meta_set(p, (struct nic_pkt_meta){.seg_idx = idx, .src_qpn = sq->qpn});
 	return p;
 }
 
@@ -159,20 +174,22 @@ static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct ni
 void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 {
 	struct nic_qp_send *sq = hmap_get(&nic->send_qps, qpn);
-	struct nic_seg *s = sq ? nic_seg(sq, idx) : NULL;
+	uint32_t wire = nic_seg_wire(nic, sq ? nic_seg_len(nic, sq, idx) : 0);
+	struct nic_seg *s;
 	struct pkt *p;
 
-	if (!sq || sq->error || s->state != SEG_FETCHING) {
+	if (!sq || sq->error || nic_seg(sq, idx)->state != SEG_FETCHING) {
 		/* The QP failed while the payload was on its way. */
-		nic_port_unreserve(nic, nic_seg_wire(nic, sq ? s->len : 0));
+		nic_port_unreserve(nic, wire);
 		return;
 	}
-	p = build_data(nic, sq, s, now);
+	p = build_data(nic, sq, idx, now);
 	if (!p) {
-		nic_port_unreserve(nic, nic_seg_wire(nic, s->len));
+		nic_port_unreserve(nic, wire);
 		nic_qp_error(nic, sq, now);
 		return;
 	}
+	s = nic_seg(sq, idx);
 	if (window_nearly_full(nic, sq->group))
 		p->flags |= WIRE_BTH_A;
 	p->dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
@@ -180,7 +197,34 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 	s->state = SEG_EGRESS;
 	if (idx + 1 > sq->next_sent)
 		sq->next_sent = idx + 1;
-	nic_port_send_data(nic, p, nic_seg_wire(nic, s->len), now);
+	nic_port_send_data(nic, p, wire, now);
+}
+
+/* Room for segment idx, the next to fetch: its chunk when it is the
+ * chunk's first, and its serialization start's place. */
+static bool seg_room(struct nic_qp_send *sq, uint64_t idx)
+{
+	size_t n = (size_t)1 << sq->chunk_shift;
+	struct nic_seg_chunk *c;
+
+	if (idx >= sq->tx_start_cap && sq->tx_start_cap < sq->kept) {
+		/* Below kept no index has wrapped: the array grows in place. */
+		ps_t *t = realloc(sq->tx_start, 2 * sq->tx_start_cap * sizeof(*t));
+		if (!t)
+			return false;
+		sq->tx_start = t;
+		sq->tx_start_cap *= 2;
+	}
+	if ((idx >> sq->chunk_shift) - sq->chunk0 < sq->chunks.len)
+		return true;
+	if (!(c = calloc(1, sizeof(*c) + n * sizeof(c->segs[0]))) ||
+	    !ring64_push(&sq->chunks, (uintptr_t)c)) {
+		free(c);
+		return false;
+	}
+	c->sq = sq;
+	c->first = idx;
+	return true;
 }
 
 /* The next segment's fetch: reserve egress room, count it in flight from
@@ -188,50 +232,48 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
 	uint64_t idx = sq->next_fetch;
-	uint32_t len = seg_len(sq, idx, nic->a.mss);
+	uint32_t len = nic_seg_len(nic, sq, idx);
 	uint32_t wire = nic_seg_wire(nic, len);
-	struct nic_seg *s;
 
 	if (!nic_port_reserve(nic, wire))
 		return false;
+	if (!seg_room(sq, idx)) {
+		nic->c.tx_drop_no_memory++; /* tried again at the next pass */
+		nic_port_unreserve(nic, wire);
+		return false;
+	}
 	if (!nic_pcie_fetch(nic, sq->qpn, idx, len, now)) {
 		nic_port_unreserve(nic, wire);
 		return false;
 	}
-	s = nic_seg(sq, idx);
-	*s = (struct nic_seg){.sq = sq,
-			      .idx = idx,
-			      .len = len,
-			      .sched_k = 1,
-			      .state = SEG_FETCHING,
-			      .inflight = true,
-			      .in_rtx_list = s->in_rtx_list,
-			      .rtx_next = s->rtx_next};
+	*nic_seg(sq, idx) = (struct nic_seg){.pos = (uint8_t)(idx & ((1u << sq->chunk_shift) - 1)),
+					     .sched_k = 1,
+					     .state = SEG_FETCHING,
+					     .inflight = true};
+	*nic_seg_tx_start(sq, idx) = 0;
 	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, len));
 	sq->next_fetch++;
 	sq->outstanding++;
 	return true;
 }
 
-static struct nic_seg *rtx_peek(struct nic_qp_send *sq)
+/* The oldest segment queued for retransmission (one waits): members
+ * retired while queued stay until they reach the head. */
+static uint64_t rtx_peek(struct nic_qp_send *sq)
 {
-	/* Members retired while queued stay linked until they reach the head. */
-	while (sq->rtx_head && sq->rtx_head->state != SEG_RTX_QUEUED) {
-		struct nic_seg *s = sq->rtx_head;
-		sq->rtx_head = s->rtx_next;
-		s->in_rtx_list = false;
+	for (;; ring64_pop(&sq->rtx)) {
+		uint64_t idx = ring64_front(&sq->rtx);
+		if (idx >= sq->snd_una && nic_seg(sq, idx)->state == SEG_RTX_QUEUED)
+			return idx;
 	}
-	if (!sq->rtx_head)
-		sq->rtx_tail = NULL;
-	return sq->rtx_head;
 }
 
 /* A retransmission is rebuilt from its recorded size, with no PCIe traffic,
  * fresh entropy, the retransmit and ACK-request flags and, by default, the
  * trimmable-retransmission codepoint (seed, NACKs). */
-struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
+struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, ps_t now)
 {
-	struct pkt *p = build_data(nic, sq, s, now);
+	struct pkt *p = build_data(nic, sq, idx, now);
 
 	if (!p)
 		return NULL;
@@ -244,26 +286,25 @@ struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 
 static bool send_rtx(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
-	struct nic_seg *s = rtx_peek(sq);
-	uint32_t wire = nic_seg_wire(nic, s->len);
+	uint64_t idx = rtx_peek(sq);
+	uint32_t len = nic_seg_len(nic, sq, idx), wire = nic_seg_wire(nic, len);
+	struct nic_seg *s;
 	struct pkt *p;
 
 	if (!nic_port_reserve(nic, wire))
 		return false;
-	p = nic_build_rtx(nic, sq, s, now);
+	p = nic_build_rtx(nic, sq, idx, now);
 	if (!p) {
 		nic_port_unreserve(nic, wire);
 		return false;
 	}
-	sq->rtx_head = s->rtx_next;
-	if (!sq->rtx_head)
-		sq->rtx_tail = NULL;
-	s->in_rtx_list = false;
+	ring64_pop(&sq->rtx);
 	NIC_DEC(sq->rtx_pending);
 	/* §12 rule 2: a retransmission adds its bytes back when it is
 	 * scheduled to send. */
+	s = nic_seg(sq, idx);
 	s->inflight = true;
-	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, s->len));
+	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, len));
 	nic_pkt_transmission(p, ++s->tx_count, s->rtx_origin);
 	s->state = SEG_EGRESS;
 	sq->retransmissions++;
@@ -279,69 +320,86 @@ bool nic_send_next(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 
 /* Put a segment back on the retransmission queue (it is no longer in
  * flight: nic_seg_leave_flight ran before). */
-void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
+void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, enum rtx_origin why,
 		   ps_t now)
 {
-	(void)now;
+	struct nic_seg *s = nic_seg(sq, idx);
+
+	if (sq->error)
+		return;
+	if (!ring64_push(&sq->rtx, idx)) {
+		nic->c.tx_drop_no_memory++;
+		nic_qp_error(nic, sq, now);
+		return;
+	}
 	s->state = SEG_RTX_QUEUED;
 	s->rtx_origin = why;
-	if (!s->in_rtx_list) {
-		s->in_rtx_list = true;
-		s->rtx_next = NULL;
-		if (sq->rtx_tail)
-			sq->rtx_tail->rtx_next = s;
-		else
-			sq->rtx_head = s;
-		sq->rtx_tail = s;
-	}
 	sq->rtx_pending++;
 	nic_qp_update(nic, sq);
 }
 
-void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s)
+void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, uint64_t idx)
 {
+	struct nic_seg *s = nic_seg(sq, idx);
+
 	if (!s->inflight)
 		return;
 	s->inflight = false;
-	nic_cc_leave_flight(&sq->group->cc, nic_seg_nominal(nic, s->len));
+	nic_cc_leave_flight(&sq->group->cc, nic_seg_nominal(nic, nic_seg_len(nic, sq, idx)));
+}
+
+/* Free the chunks wholly below the cumulative PSN but the last segment's. */
+void nic_seg_release(struct nic_qp_send *sq)
+{
+	uint64_t last = (sq->npkts - 1) >> sq->chunk_shift;
+
+	while (sq->chunks.len && sq->chunk0 < sq->snd_una >> sq->chunk_shift &&
+	       sq->chunk0 != last) {
+		free((void *)(uintptr_t)ring64_pop(&sq->chunks));
+		sq->chunk0++;
+	}
 }
 
 /* ---- the frames' start and end on the wire ----------------------------- */
 
-/* The sending side of the data packet a frame carries, when still open. */
-static struct nic_seg *seg_of(struct nic *nic, struct nic_pkt_meta m)
+/* The sending side of the data packet a frame carries, while it is open
+ * and keeps the segment's record; not for re-requests. */
+static struct nic_qp_send *sender_of(struct nic *nic, struct nic_pkt_meta m)
 {
 	struct nic_qp_send *sq = hmap_get(&nic->send_qps, m.src_qpn);
-	struct nic_seg *s;
 
-	if (!sq || sq->error)
+	if (!sq || sq->error || m.rtx_origin == RTX_REREQUEST || !nic_seg_kept(sq, m.seg_idx))
 		return NULL;
-	s = nic_seg(sq, m.seg_idx);
-	return s->idx == m.seg_idx ? s : NULL;
+	return sq;
 }
 
 void nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
 {
-	struct nic_seg *s = seg_of(nic, m);
+	struct nic_qp_send *sq = sender_of(nic, m);
+	ps_t *t;
 
 	/* §12 rule 9: RTT is measured from the start of the packet's last
 	 * serialization. */
-	if (s && m.rtx_origin != RTX_REREQUEST)
-		s->tx_start = now;
+	if (sq && *(t = nic_seg_tx_start(sq, m.seg_idx)) != NIC_TX_AMBIGUOUS)
+		*t = now;
 }
 
 void nic_send_serialized(struct nic *nic, struct nic_pkt_meta m, ps_t now)
 {
-	struct nic_seg *s = seg_of(nic, m);
+	struct nic_qp_send *sq = sender_of(nic, m);
 
-	if (!s || m.rtx_origin == RTX_REREQUEST)
+	if (!sq)
 		return;
-	if (s->state == SEG_EGRESS) {
-		s->state = SEG_OUTSTANDING;
-		nic_timer_start(nic, s, now);
+	/* Below the cumulative PSN every segment is retired. */
+	if (m.seg_idx >= sq->snd_una) {
+		struct nic_seg *s = nic_seg(sq, m.seg_idx);
+		if (s->state == SEG_EGRESS) {
+			s->state = SEG_OUTSTANDING;
+			nic_timer_start(nic, s, now);
+		}
 	}
-	if (m.tx_count == 1 && s->idx + 1 == s->sq->npkts && !s->sq->send_complete)
-		nic_send_complete(nic, s->sq, now);
+	if (m.tx_count == 1 && m.seg_idx + 1 == sq->npkts && !sq->send_complete)
+		nic_send_complete(nic, sq, now);
 }
 
 /* ---- closing, the error state ------------------------------------------ */
@@ -379,8 +437,7 @@ void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_dest_put(nic, sq->dest);
 	hmap_del(&nic->send_qps, sq->qpn);
 	nic_monitor_forget(nic, sq->qpn);
-	free(sq->ring);
-	free(sq);
+	send_free(sq);
 	NIC_CHECK(nic);
 }
 
@@ -394,12 +451,11 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	sq->error = true;
 	nic->c.qp_error++;
 	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
-		struct nic_seg *s = nic_seg(sq, i);
-		nic_timer_stop(nic, s);
-		nic_seg_leave_flight(nic, sq, s);
+		nic_timer_stop(nic, nic_seg(sq, i));
+		nic_seg_leave_flight(nic, sq, i);
 	}
 	events_cancel(nic->ev, sq->rerequest);
-	sq->rtx_head = sq->rtx_tail = NULL;
+	sq->rtx.head = sq->rtx.len = 0;
 	nic_spray_senders(nic, sq->dest, -1, now);
 	nic_turn_remove(sq->group, sq);
 	nic_sched_update(nic, sq->group);
@@ -419,16 +475,14 @@ void nic_send_free_all(struct nic *nic)
 
 	for (size_t i = 0; m->slots && i <= m->mask; i++) {
 		struct nic_qp_send *sq = m->slots[i].val;
-		if (sq) {
-			free(sq->ring);
-			free(sq);
-		}
+		if (sq)
+			send_free(sq);
 	}
 	hmap_destroy(m);
 }
 
-/* Every segment from the cumulative PSN to the next fetch sits in its ring
- * slot; the QP's counts of segments not retired and queued for
+/* Every segment from the cumulative PSN to the next fetch sits in its
+ * chunk; the QP's counts of segments not retired and queued for
  * retransmission are what its segments say. */
 const char *nic_send_check(const struct nic *nic, const struct nic_qp_send *sq, char *why,
 			   size_t len)
@@ -436,11 +490,19 @@ const char *nic_send_check(const struct nic *nic, const struct nic_qp_send *sq, 
 	uint64_t outstanding = 0, rtx = 0;
 
 	(void)nic;
+	if (sq->snd_una < sq->next_fetch &&
+	    (sq->chunk0 > sq->snd_una >> sq->chunk_shift ||
+	     ((sq->next_fetch - 1) >> sq->chunk_shift) - sq->chunk0 >= sq->chunks.len)) {
+		snprintf(why, len, "send QP chunks %llu from %llu do not hold segments %llu..%llu",
+			 (unsigned long long)sq->chunks.len, (unsigned long long)sq->chunk0,
+			 (unsigned long long)sq->snd_una, (unsigned long long)sq->next_fetch - 1);
+		return why;
+	}
 	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
 		const struct nic_seg *s = nic_seg(sq, i);
-		if (s->idx != i) {
-			snprintf(why, len, "segment %llu of a send QP is not in its ring slot (%llu)",
-				 (unsigned long long)i, (unsigned long long)s->idx);
+		if (nic_seg_idx(s) != i || nic_seg_sq(s) != sq) {
+			snprintf(why, len, "segment %llu of a send QP is not in its chunk (%llu)",
+				 (unsigned long long)i, (unsigned long long)nic_seg_idx(s));
 			return why;
 		}
 		outstanding += s->state != SEG_RETIRED && s->state != SEG_FREE;

@@ -21,6 +21,7 @@
 
 #include "core/attrs.h"
 #include "core/events.h"
+#include "core/ring.h"
 #include "core/time.h"
 #include "core/wire.h"
 #include "port.h"
@@ -46,23 +47,36 @@ enum seg_state {
 
 struct nic_qp_send;
 
+/* What the sender keeps of a segment from its fetch until the cumulative
+ * PSN passes it (seed: the QP's "record of the packets it has sent and not
+ * yet seen acknowledged").  Its index, QP and length are derived
+ * (nic_seg_idx, nic_seg_sq, nic_seg_len); the start of its last
+ * serialization is kept apart, in nic_qp_send.tx_start, because RTT
+ * samples read it after the segment is retired. */
 struct nic_seg {
+	events_id timer;     /* retransmission timer, 0 = none */
+	uint16_t ev;	     /* entropy value of the last transmission */
+	uint16_t tx_count;   /* transmissions so far */
+	uint16_t timeouts;   /* timeout retransmissions (budget, §12 r7) */
+	uint16_t nacks;	     /* NACK retransmissions (their own budget) */
+	uint8_t sched_k;     /* which timer of the schedule runs next */
+	uint8_t state;	     /* enum seg_state */
+	uint8_t rtx_origin;  /* enum rtx_origin of the queued retransmission */
+	uint8_t pos;	     /* its place in its chunk */
+	bool inflight;	     /* counted in the group's bytes in flight */
+	bool gap_queued;     /* a SACK gap queued it (at most once) */
+};
+
+/* Segments live in chunks of consecutive indices, made as the fetches
+ * reach them and freed once the cumulative PSN has passed them, so a QP
+ * holds about what it has in flight, not its whole PSN window (issue 16).
+ * A segment does not move while it lives: its timer event points to it. */
+#define NIC_SEG_CHUNK 32 /* segments per chunk, at most (a power of two) */
+
+struct nic_seg_chunk {
 	struct nic_qp_send *sq;
-	struct nic_seg *rtx_next; /* the QP's retransmission queue */
-	uint64_t idx;		  /* segment index; PSN = idx mod 2^24 */
-	events_id timer;	  /* retransmission timer, 0 = none */
-	ps_t tx_start;		  /* start of the last serialization (§12 r9) */
-	uint32_t len;		  /* payload bytes */
-	uint16_t ev;		  /* entropy value of the last transmission */
-	uint16_t tx_count;	  /* transmissions so far */
-	uint16_t timeouts;	  /* timeout retransmissions (budget, §12 r7) */
-	uint16_t nacks;		  /* NACK retransmissions (their own budget) */
-	uint8_t sched_k;	  /* which timer of the schedule runs next */
-	uint8_t state;		  /* enum seg_state */
-	uint8_t rtx_origin;	  /* enum rtx_origin of the queued retransmission */
-	bool inflight;		  /* counted in the group's bytes in flight */
-	bool in_rtx_list;	  /* linked in the retransmission queue */
-	bool gap_queued;	  /* a SACK gap queued it (at most once) */
+	uint64_t first; /* index of segs[0] */
+	struct nic_seg segs[];
 };
 
 /* The sending side of a QP: one message (the Chakra workload). */
@@ -89,10 +103,24 @@ struct nic_qp_send {
 	uint64_t recovery_end;
 	uint64_t outstanding; /* segments not retired */
 
-	struct nic_seg *ring; /* segments by idx & ring_mask */
-	uint64_t ring_mask;
-	struct nic_seg *rtx_head, *rtx_tail; /* may hold stale members */
-	uint64_t rtx_pending;		     /* segments in SEG_RTX_QUEUED */
+	/* The chunks of segments snd_una .. next_fetch - 1 and the chunk of
+	 * the message's last segment (its completion re-request reads it),
+	 * oldest first: struct nic_seg_chunk pointers. */
+	struct ring64 chunks;
+	uint64_t chunk0;     /* number (first index >> chunk_shift) of the oldest */
+	uint8_t chunk_shift; /* log2 of the segments per chunk */
+
+	/* The start of each segment's last serialization (§12 rule 9), by
+	 * index & (tx_start_cap - 1), or NIC_TX_AMBIGUOUS.  The sender keeps
+	 * it for the last `kept` segments fetched: MaxPSNRange, or the whole
+	 * message when shorter, rounded up to a power of two; the array grows
+	 * to that as the fetches reach it. */
+	ps_t *tx_start;
+	uint64_t tx_start_cap, kept;
+
+	struct ring64 rtx;    /* indices queued for retransmission, oldest
+			       * first; may hold retired ones */
+	uint64_t rtx_pending; /* segments in SEG_RTX_QUEUED */
 
 	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
 	bool rcv_units_seen;
@@ -101,9 +129,46 @@ struct nic_qp_send {
 	events_id rerequest;
 };
 
+/* A retired segment transmitted other than exactly once (NACKed
+ * transmissions aside): its acknowledgements give no RTT sample. */
+#define NIC_TX_AMBIGUOUS PS_NEVER
+
+/* Segment idx, which must be held: snd_una <= idx < next_fetch, or the
+ * message's last one once fetched. */
 static inline struct nic_seg *nic_seg(const struct nic_qp_send *sq, uint64_t idx)
 {
-	return &sq->ring[idx & sq->ring_mask];
+	const struct ring64 *r = &sq->chunks;
+	uint64_t k = (idx >> sq->chunk_shift) - sq->chunk0;
+	struct nic_seg_chunk *c = (void *)(uintptr_t)r->v[(r->head + k) & (r->cap - 1)];
+
+	return &c->segs[idx - c->first];
+}
+
+static inline struct nic_seg_chunk *nic_seg_chunk(const struct nic_seg *s)
+{
+	return (struct nic_seg_chunk *)((char *)(s - s->pos) -
+					offsetof(struct nic_seg_chunk, segs));
+}
+
+static inline uint64_t nic_seg_idx(const struct nic_seg *s)
+{
+	return nic_seg_chunk(s)->first + s->pos;
+}
+
+static inline struct nic_qp_send *nic_seg_sq(const struct nic_seg *s)
+{
+	return nic_seg_chunk(s)->sq;
+}
+
+/* Whether the sender still keeps segment idx's serialization start. */
+static inline bool nic_seg_kept(const struct nic_qp_send *sq, uint64_t idx)
+{
+	return idx < sq->next_fetch && sq->next_fetch - idx <= sq->kept;
+}
+
+static inline ps_t *nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx)
+{
+	return &sq->tx_start[idx & (sq->tx_start_cap - 1)];
 }
 
 /* Whether a retransmission waits (it goes ahead of new data). */
@@ -118,6 +183,8 @@ static inline bool nic_send_has_rtx(const struct nic_qp_send *sq)
  * bytes on the wire, for `len` payload bytes. */
 uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
 uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
+/* Segment idx's payload bytes. */
+uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx);
 
 /* Whether the QP has a packet to send: a retransmission, or a new segment
  * with its PSN window open. */
@@ -140,10 +207,12 @@ struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_sen
 void nic_send_free_all(struct nic *nic);
 
 /* Internal to the sending side (sendq.c and recovery.c). */
-struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now);
-void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s);
-void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, enum rtx_origin why,
+struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, ps_t now);
+void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, uint64_t idx);
+void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, enum rtx_origin why,
 		   ps_t now);
+/* Free the chunks the cumulative PSN has passed. */
+void nic_seg_release(struct nic_qp_send *sq);
 void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now);

@@ -776,11 +776,11 @@ static void test_init_refuses_wrong_node(void **state)
 	assert_int_equal(f->d.ports[1].rx_id, 2 * TOPO_MAX_PORTS + 1);
 }
 
-/* Receive rings from the lookahead (docs/promises.md, Receive rings): the
+/* Receive queues from the lookahead (docs/promises.md, Receive queues): the
  * frames a link can bring in [F, F + window), window = two delays and two
  * largest frames and a minimum frame, at a minimum frame's serialization
  * apart, plus 256 promise frames; slots fit the fabric's largest frame. */
-static void test_rx_rings_from_the_lookahead(void **state)
+static void test_rx_queues_from_the_lookahead(void **state)
 {
 	struct fixture *f = *state;
 	struct daemon d;
@@ -817,8 +817,7 @@ static void test_rx_rings_from_the_lookahead(void **state)
 	daemon_destroy(&d);
 
 	/* The defaults (400 Gbps, 1 us, MSS 4,096: 4,190-byte frames): 1,870 +
-	 * 1 + 256 = 2,127 slots of 4,256 bytes, 9 MiB a port, as the 512
-	 * slots of 16 KiB were before. */
+	 * 1 + 256 = 2,127 slots of 4,256 bytes. */
 	assert_non_null(t = fopen(path, "w"));
 	fputs("[emulation]\nname = tr\n[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n"
 	      "[link h0 h1]\n",
@@ -950,7 +949,7 @@ int main(void)
 	    T(test_commands),
 	    cmocka_unit_test(test_args),
 	    T(test_init_refuses_wrong_node),
-	    T(test_rx_rings_from_the_lookahead),
+	    T(test_rx_queues_from_the_lookahead),
 	    T(test_ctl_clients_cannot_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

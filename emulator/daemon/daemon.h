@@ -167,7 +167,7 @@ extern const char DAEMON_LATENESS_HEADER[];
 /* Packets per slab of the pool, and so received-frame slots per slab. */
 #define DAEMON_RX_SLAB 1024
 
-/* Receive rings (docs/promises.md, Receive rings): each port to a daemon
+/* Receive queues (docs/promises.md, Receive queues): each port to a daemon
  * holds the frames its link can bring before the daemon reads them (a
  * window of two delays and two largest frames, in minimum frames), this
  * many promise frames besides, and no more than DAEMON_RX_SLOTS_MAX in all;
@@ -331,7 +331,7 @@ struct csv *daemon_record(struct daemon *d, const char *base, const char *header
  * stderr and false on failure. */
 bool daemon_open_io(struct daemon *d);
 
-/* The receive ring of port i (docs/promises.md, Receive rings): sized from
+/* The receive queue of port i (docs/promises.md, Receive queues): sized from
  * the link's lookahead for a port to a daemon, PORT_RX_DEFAULT for one
  * facing an external endpoint (whose frames the clock paces). */
 struct port_rx_size daemon_rx_size(const struct daemon *d, int i);

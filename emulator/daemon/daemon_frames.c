@@ -115,7 +115,7 @@ void daemon_fault(struct daemon *d, enum daemon_fault why, const char *fmt, ...)
 }
 
 /* Every frame from a daemon carries the link's next sequence number: a gap
- * is a frame the kernel lost (a full ring), and the run stops. */
+ * is a frame the kernel lost (a full receive queue), and the run stops. */
 static bool sequence_ok(struct daemon *d, struct daemon_port *port, uint32_t seq)
 {
 	if (seq == port->rx_link_seq++)

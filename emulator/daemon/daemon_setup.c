@@ -162,7 +162,7 @@ struct port_rx_size daemon_rx_size(const struct daemon *d, int i)
 	link_end_init(&in, d->t, tp->link, tp->peer);
 	if (!in.rate || !out->rate)
 		return rx;
-	/* docs/promises.md, Receive rings: what waits unread arrives in
+	/* docs/promises.md, Receive queues: what waits unread arrives in
 	 * [F, F + window), F our floor at our last promise; frames of the link
 	 * arrive at least a minimum frame's serialization apart. */
 	ser_min_in = time_serialize(WIRE_MIN_LEN, in.rate);

@@ -1,6 +1,6 @@
 /* emulator/daemon/port.h — a daemon's real port: frames in and out of one network
- * interface (docs/architecture.md, Daemons).  AF_PACKET with PACKET_MMAP rings
- * implements it now (emulator/daemon/port_packet.c); a TAP port and the optional
+ * interface (docs/architecture.md, Daemons).  An AF_PACKET socket read with
+ * recvmmsg implements it (emulator/daemon/port_packet.c); a TAP port and the optional
  * DPDK port (make DPDK=1) implement the same class.
  *
  * The daemon's event loop watches port_fd(); when it is readable, or
@@ -26,7 +26,7 @@ typedef void (*port_rx_fn)(void *arg, const uint8_t *data, size_t len, uint64_t 
 
 struct port_stats {
 	uint64_t rx_frames, rx_bytes;
-	uint64_t rx_dropped;   /* the kernel found the receive ring full */
+	uint64_t rx_dropped;   /* the kernel found the receive queue full */
 	uint64_t rx_truncated; /* longer than PORT_MAX_FRAME: cut */
 	uint64_t tx_frames, tx_bytes;
 	uint64_t tx_retries; /* sends the kernel refused for a moment */
@@ -41,6 +41,7 @@ struct port_class {
 	uint8_t *(*tx_buf)(struct port *p);
 	void (*tx_commit)(struct port *p, size_t len);
 	void (*flush)(struct port *p);
+	void (*sync_stats)(struct port *p); /* optional: counters kept by the kernel */
 	void (*close)(struct port *p);
 };
 
@@ -54,7 +55,7 @@ struct port {
 /* What a port holds of frames that arrived and are not read yet: `slots`
  * frames of up to `frame_max` bytes each (a longer one is cut and counted,
  * rx_truncated).  A daemon sizes it from its link's lookahead
- * (docs/promises.md, Receive rings); PORT_RX_DEFAULT where nothing bounds
+ * (docs/promises.md, Receive queues); PORT_RX_DEFAULT where nothing bounds
  * it (ports facing external endpoints, tools). */
 struct port_rx_size {
 	unsigned slots;
@@ -80,8 +81,9 @@ struct port *port_tap_open(const char *ifname, struct port_rx_size rx, char *err
  * (emulator/daemon/port_dpdk.c). */
 struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err, size_t errlen);
 
-/* The AF_PACKET port on interface ifname, its PACKET_MMAP receive ring
- * rx.slots slots of rx.frame_max bytes (emulator/daemon/port_packet.c). */
+/* The AF_PACKET port on interface ifname, its socket's receive buffer the
+ * kernel's cost of rx.slots frames of rx.frame_max bytes
+ * (emulator/daemon/port_packet.c). */
 struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *err, size_t errlen);
 
 /* A file descriptor that is readable while frames wait. */
@@ -122,8 +124,11 @@ static inline void port_close(struct port *p)
 		p->cls->close(p);
 }
 
-static inline const struct port_stats *port_stats(const struct port *p)
+/* The port's counters, the kernel's own brought up to date. */
+static inline const struct port_stats *port_stats(struct port *p)
 {
+	if (p->cls->sync_stats)
+		p->cls->sync_stats(p);
 	return &p->stats;
 }
 

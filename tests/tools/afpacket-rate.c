@@ -5,9 +5,14 @@
  *
  *   afpacket-rate send IF N BYTES   send N frames of BYTES on IF, batched
  *   afpacket-rate recv IF N         count frames on IF until N or 3 s idle
+ *   afpacket-rate hold IF SLOTS BYTES
+ *                                   open IF to hold SLOTS frames of BYTES,
+ *                                   say "ready", read nothing until stdin
+ *                                   ends, then count what the kernel held
  *
- * Each prints one line: "frames N seconds S rate R" (frames per second,
- * from the first frame to the last). */
+ * send and recv print one line: "frames N seconds S rate R" (frames per
+ * second, from the first frame to the last); hold prints "held N dropped
+ * D" (D: frames the kernel dropped for a full queue). */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,17 +80,45 @@ static int do_send(struct port *p, unsigned long n, size_t bytes)
 	return 0;
 }
 
+/* What a port sized for `slots` frames holds while its daemon reads
+ * nothing (docs/promises.md, Receive queues): tests/port.sh. */
+static int do_hold(const char *ifname, unsigned slots, size_t bytes)
+{
+	char err[256];
+	struct count c = {0};
+	struct port *p = port_open(ifname, (struct port_rx_size){slots, bytes}, err, sizeof(err));
+
+	if (!p) {
+		fprintf(stderr, "afpacket-rate: %s\n", err);
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (getchar() != EOF)
+		;
+	while (port_recv(p, 0, counted, &c))
+		;
+	printf("held %lu dropped %llu\n", c.n, (unsigned long long)port_stats(p)->rx_dropped);
+	port_close(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[256];
 	struct port *p;
 	int rc;
 
-	if (argc < 4 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv")) ||
-	    (!strcmp(argv[1], "send") && argc < 5)) {
-		fprintf(stderr, "usage: afpacket-rate send IF N BYTES | recv IF N\n");
+	if (argc < 4 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv") &&
+			 strcmp(argv[1], "hold")) ||
+	    (strcmp(argv[1], "recv") && argc < 5)) {
+		fprintf(stderr,
+			"usage: afpacket-rate send IF N BYTES | recv IF N | hold IF SLOTS BYTES\n");
 		return 2;
 	}
+	if (!strcmp(argv[1], "hold"))
+		return do_hold(argv[2], (unsigned)strtoul(argv[3], NULL, 10),
+			       strtoul(argv[4], NULL, 10));
 	if (!(p = port_open(argv[2], PORT_RX_DEFAULT, err, sizeof(err)))) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
 		return 1;

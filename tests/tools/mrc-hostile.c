@@ -33,7 +33,7 @@
 enum { CLASSES(CLASS_ENUM) NCLASSES };
 static const char *const names[] = {CLASSES(CLASS_NAME)};
 
-#define BURST 64 /* frames; an eighth of the switch's receive ring */
+#define BURST 64 /* frames; an eighth of the switch's receive queue */
 
 static uint32_t src, dst, other;
 
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 		int k = only >= 0 ? only : (int)(i % NCLASSES);
 		/* Bursts of BURST frames, then a pause: the test is about what
 		 * each frame holds, and an unpaced flood overflows the switch's
-		 * receive ring (the kernel drops, uncounted by the daemon), so
+		 * receive queue (the kernel drops, uncounted by the daemon), so
 		 * how many forged sources reach a NIC would vary from run to
 		 * run. */
 		if (i && i % BURST == 0)

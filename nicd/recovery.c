@@ -52,7 +52,7 @@ static void retire(struct nic *nic, struct nic_qp_send *sq, uint64_t idx)
 	if (s->state == SEG_RTX_QUEUED)
 		NIC_DEC(sq->rtx_pending);
 	if (s->tx_count != 1u + s->nacks)
-		*nic_seg_tx_start(sq, idx) = NIC_TX_AMBIGUOUS;
+		(void)nic_seg_set_tx_start(sq, idx, NIC_TX_AMBIGUOUS); /* fits in any entry */
 	s->state = SEG_RETIRED;
 	NIC_DEC(sq->outstanding);
 }
@@ -167,7 +167,7 @@ static ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t idx, boo
 			if (s->tx_count != 1u + s->nacks)
 				return 0;
 		}
-		if ((sent = *nic_seg_tx_start(sq, (uint64_t)idx)) == NIC_TX_AMBIGUOUS)
+		if ((sent = nic_seg_tx_start(sq, (uint64_t)idx)) == NIC_TX_AMBIGUOUS)
 			return 0;
 		rtt = now - sent;
 	}

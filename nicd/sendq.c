@@ -47,8 +47,8 @@ static bool send_alloc(struct nic *nic, struct nic_qp_send *sq)
 	       (1ULL << sq->chunk_shift) < NIC_SEG_CHUNK)
 		sq->chunk_shift++;
 	sq->tx_start_cap = n < 2 * NIC_SEG_CHUNK ? n : 2 * NIC_SEG_CHUNK;
-	sq->tx_start = malloc(sq->tx_start_cap * sizeof(*sq->tx_start));
-	return sq->tx_start != NULL;
+	sq->tx_start.narrow = calloc(sq->tx_start_cap, sizeof(uint32_t));
+	return sq->tx_start.narrow != NULL;
 }
 
 static void send_free(struct nic_qp_send *sq)
@@ -57,7 +57,7 @@ static void send_free(struct nic_qp_send *sq)
 		free((void *)(uintptr_t)ring64_pop(&sq->chunks));
 	ring64_free(&sq->chunks);
 	ring64_free(&sq->rtx);
-	free(sq->tx_start);
+	free(sq->tx_start.narrow);
 	free(sq);
 }
 
@@ -200,6 +200,62 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 	nic_port_send_data(nic, p, wire, now);
 }
 
+/* ---- serialization starts ---------------------------------------------- */
+
+/* A 32-bit entry: 0 is time 0 (not on the wire yet), UINT32_MAX is
+ * NIC_TX_AMBIGUOUS, any other v is posted + v - 1.  A QP's frames start
+ * after it is posted, so the entries stay narrow for its first 4.29 ms. */
+static bool tx32_fits(const struct nic_qp_send *sq, ps_t t)
+{
+	return !t || t == NIC_TX_AMBIGUOUS || (t >= sq->posted && t - sq->posted < UINT32_MAX - 1);
+}
+
+static uint32_t tx32(const struct nic_qp_send *sq, ps_t t)
+{
+	return !t ? 0 : t == NIC_TX_AMBIGUOUS ? UINT32_MAX : (uint32_t)(t - sq->posted + 1);
+}
+
+static ps_t tx64(const struct nic_qp_send *sq, uint32_t v)
+{
+	return !v ? 0 : v == UINT32_MAX ? NIC_TX_AMBIGUOUS : sq->posted + v - 1;
+}
+
+static bool tx_start_widen(struct nic_qp_send *sq)
+{
+	ps_t *w = malloc(sq->tx_start_cap * sizeof(*w));
+
+	if (!w)
+		return false;
+	for (uint64_t i = 0; i < sq->tx_start_cap; i++)
+		w[i] = tx64(sq, sq->tx_start.narrow[i]);
+	free(sq->tx_start.narrow);
+	sq->tx_start.wide = w;
+	sq->tx_start_wide = true;
+	return true;
+}
+
+ps_t nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx)
+{
+	uint64_t i = idx & (sq->tx_start_cap - 1);
+
+	return sq->tx_start_wide ? sq->tx_start.wide[i] : tx64(sq, sq->tx_start.narrow[i]);
+}
+
+bool nic_seg_set_tx_start(struct nic_qp_send *sq, uint64_t idx, ps_t t)
+{
+	uint64_t i = idx & (sq->tx_start_cap - 1);
+
+	if (!sq->tx_start_wide && !tx32_fits(sq, t) && !tx_start_widen(sq))
+		return false;
+	if (sq->tx_start_wide)
+		sq->tx_start.wide[i] = t;
+	else
+		sq->tx_start.narrow[i] = tx32(sq, t);
+	return true;
+}
+
+/* ---- fetching ---------------------------------------------------------- */
+
 /* Room for segment idx, the next to fetch: its chunk when it is the
  * chunk's first, and its serialization start's place. */
 static bool seg_room(struct nic_qp_send *sq, uint64_t idx)
@@ -209,10 +265,12 @@ static bool seg_room(struct nic_qp_send *sq, uint64_t idx)
 
 	if (idx >= sq->tx_start_cap && sq->tx_start_cap < sq->kept) {
 		/* Below kept no index has wrapped: the array grows in place. */
-		ps_t *t = realloc(sq->tx_start, 2 * sq->tx_start_cap * sizeof(*t));
+		size_t size = sq->tx_start_wide ? sizeof(ps_t) : sizeof(uint32_t);
+		char *t = realloc(sq->tx_start.narrow, 2 * sq->tx_start_cap * size);
 		if (!t)
 			return false;
-		sq->tx_start = t;
+		memset(t + sq->tx_start_cap * size, 0, sq->tx_start_cap * size);
+		sq->tx_start.narrow = (void *)t;
 		sq->tx_start_cap *= 2;
 	}
 	if ((idx >> sq->chunk_shift) - sq->chunk0 < sq->chunks.len)
@@ -250,7 +308,7 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 					     .sched_k = 1,
 					     .state = SEG_FETCHING,
 					     .inflight = true};
-	*nic_seg_tx_start(sq, idx) = 0;
+	(void)nic_seg_set_tx_start(sq, idx, 0); /* fits in any entry */
 	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, len));
 	sq->next_fetch++;
 	sq->outstanding++;
@@ -376,12 +434,14 @@ static struct nic_qp_send *sender_of(struct nic *nic, struct nic_pkt_meta m)
 void nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
 {
 	struct nic_qp_send *sq = sender_of(nic, m);
-	ps_t *t;
 
 	/* §12 rule 9: RTT is measured from the start of the packet's last
 	 * serialization. */
-	if (sq && *(t = nic_seg_tx_start(sq, m.seg_idx)) != NIC_TX_AMBIGUOUS)
-		*t = now;
+	if (!sq || nic_seg_tx_start(sq, m.seg_idx) == NIC_TX_AMBIGUOUS ||
+	    nic_seg_set_tx_start(sq, m.seg_idx, now))
+		return;
+	nic->c.tx_drop_no_memory++;
+	nic_qp_error(nic, sq, now);
 }
 
 void nic_send_serialized(struct nic *nic, struct nic_pkt_meta m, ps_t now)

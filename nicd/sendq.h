@@ -51,8 +51,8 @@ struct nic_qp_send;
  * PSN passes it (seed: the QP's "record of the packets it has sent and not
  * yet seen acknowledged").  Its index, QP and length are derived
  * (nic_seg_idx, nic_seg_sq, nic_seg_len); the start of its last
- * serialization is kept apart, in nic_qp_send.tx_start, because RTT
- * samples read it after the segment is retired. */
+ * serialization is kept apart (nic_seg_tx_start), because RTT samples read
+ * it after the segment is retired. */
 struct nic_seg {
 	events_id timer;     /* retransmission timer, 0 = none */
 	uint16_t ev;	     /* entropy value of the last transmission */
@@ -114,9 +114,15 @@ struct nic_qp_send {
 	 * index & (tx_start_cap - 1), or NIC_TX_AMBIGUOUS.  The sender keeps
 	 * it for the last `kept` segments fetched: MaxPSNRange, or the whole
 	 * message when shorter, rounded up to a power of two; the array grows
-	 * to that as the fetches reach it. */
-	ps_t *tx_start;
+	 * to that as the fetches reach it.  Its entries are 32 bits, ps after
+	 * `posted` (sendq.c, tx32), until a time does not fit: then all of
+	 * them widen to 64. */
+	union {
+		uint32_t *narrow;
+		ps_t *wide;
+	} tx_start;
 	uint64_t tx_start_cap, kept;
+	bool tx_start_wide;
 
 	struct ring64 rtx;    /* indices queued for retransmission, oldest
 			       * first; may hold retired ones */
@@ -166,11 +172,6 @@ static inline bool nic_seg_kept(const struct nic_qp_send *sq, uint64_t idx)
 	return idx < sq->next_fetch && sq->next_fetch - idx <= sq->kept;
 }
 
-static inline ps_t *nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx)
-{
-	return &sq->tx_start[idx & (sq->tx_start_cap - 1)];
-}
-
 /* Whether a retransmission waits (it goes ahead of new data). */
 static inline bool nic_send_has_rtx(const struct nic_qp_send *sq)
 {
@@ -185,6 +186,11 @@ uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
 uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
 /* Segment idx's payload bytes. */
 uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx);
+/* The start of kept segment idx's last serialization: 0 before its first,
+ * NIC_TX_AMBIGUOUS once retired if it gives no RTT sample.  Setting it
+ * fails only when the entries must widen and there is no memory. */
+ps_t nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx);
+bool nic_seg_set_tx_start(struct nic_qp_send *sq, uint64_t idx, ps_t t);
 
 /* Whether the QP has a packet to send: a retransmission, or a new segment
  * with its PSN window open. */

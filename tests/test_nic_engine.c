@@ -550,6 +550,36 @@ static void test_timer_duration_saturates(void **state)
 	assert_int_equal(nic_timer_duration(&a, 30), (PS_NEVER - 1) / PS_PER_US * PS_PER_US);
 }
 
+/* Issue 16: the sender keeps each segment's serialization start (§12 rule
+ * 9, the RTT's origin) in 32 bits after the QP's posting, and widens every
+ * entry to 64 bits when a time does not fit; each value reads back
+ * exactly, before and after. */
+static void test_tx_start_kept_exactly(void **state)
+{
+	const ps_t posted = 5 * PS_PER_MS, last32 = posted + UINT32_MAX - 2;
+	struct nic_qp_send sq = {.posted = posted, .kept = 4, .tx_start_cap = 4};
+
+	(void)state;
+	assert_non_null(sq.tx_start.narrow = calloc(4, sizeof(uint32_t)));
+	assert_int_equal(nic_seg_tx_start(&sq, 0), 0); /* not on the wire yet */
+	assert_true(nic_seg_set_tx_start(&sq, 1, posted));
+	assert_true(nic_seg_set_tx_start(&sq, 2, NIC_TX_AMBIGUOUS));
+	assert_true(nic_seg_set_tx_start(&sq, 3, last32));
+	assert_false(sq.tx_start_wide);
+	assert_int_equal(nic_seg_tx_start(&sq, 1), posted);
+	assert_int_equal(nic_seg_tx_start(&sq, 2), NIC_TX_AMBIGUOUS);
+	assert_int_equal(nic_seg_tx_start(&sq, 3), last32);
+	assert_true(nic_seg_set_tx_start(&sq, 5, last32 + 1)); /* slot 1 */
+	assert_true(sq.tx_start_wide);
+	assert_int_equal(nic_seg_tx_start(&sq, 4), 0);
+	assert_int_equal(nic_seg_tx_start(&sq, 5), last32 + 1);
+	assert_int_equal(nic_seg_tx_start(&sq, 6), NIC_TX_AMBIGUOUS);
+	assert_int_equal(nic_seg_tx_start(&sq, 7), last32);
+	assert_true(nic_seg_set_tx_start(&sq, 8, PS_PER_US)); /* before posted */
+	assert_int_equal(nic_seg_tx_start(&sq, 0), PS_PER_US);
+	free(sq.tx_start.wide);
+}
+
 /* Issue 9 item 13: a frame that reaches a down port is a receive drop,
  * named so (the first version counted it as a transmit drop); what a down
  * port would send is a transmit drop of the port, not of the link's down
@@ -770,6 +800,7 @@ int main(void)
 	    cmocka_unit_test(test_monitor_histories_freed),
 	    cmocka_unit_test(test_each_marked_gap_draws_a_sack),
 	    cmocka_unit_test(test_timer_duration_saturates),
+	    cmocka_unit_test(test_tx_start_kept_exactly),
 	    cmocka_unit_test(test_down_port_drop_named),
 	    cmocka_unit_test(test_no_memory_drops_named),
 	    cmocka_unit_test(test_invariants_checked),

@@ -104,7 +104,7 @@ up() {
 	return 1
 }
 check "$name-daemons-up" up || exit 1
-waiting='ok state=waiting vt_ps=0 sends=0/1 receives=0/1 violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 next_ps=1000000000 ran_ps=0 rx_failed=0 links=0:0'
+waiting='ok state=waiting vt_ps=0 sends=0/1 receives=0/1 violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 next_ps=1000000000 ran_ps=0 rx_failed=0 epoch_ns=0 cmds=0 links=0:0'
 check "$name-waiting" test "$(ctl h0 status)$(ctl h1 status)" = "$waiting$waiting" || note "status: $(ctl h0 status)"
 check "$name-socket-mode" test "$(stat -c %a "$tmp/h0.ctl")" = 600
 

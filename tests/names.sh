@@ -89,7 +89,7 @@ check ctl-name-a grep -q '^ok state=running' <<<"$("$MRCEMU" ctl --name "${emu}a
 check ctl-name-b grep -q '^ok state=running' <<<"$("$MRCEMU" ctl --name "${emu}b" h1 status)"
 
 "$MRCEMU" list >"$tmp/list.out"
-check list-a grep -qE "^${emu}a +3 +20000 +[0-9-]+ [0-9:]+ +[a-z_][a-z0-9_-]* +detached \(up\): 3 of 3 daemons alive" "$tmp/list.out"
+check list-a grep -qE "^${emu}a +3 +20000 +[0-9-]+ [0-9:]+ +[a-z_][a-z0-9_-]* +up, conductor pid [0-9]+: 3 of 3 daemons alive" "$tmp/list.out"
 check list-b grep -qE "^${emu}b +3 " "$tmp/list.out"
 
 # ---- kill -9 of a launcher: down --stale cleans it, and only it -------------

@@ -582,6 +582,12 @@ static void test_cmd_parse(void **state)
 	assert_true(c.conducted);
 	assert_int_equal(c.scale, 0);
 	assert_int_equal(c.until, 20000000);
+	assert_true(daemon_cmd_parse("start 5 2000 conducted", &c, err, sizeof(err)));
+	assert_true(c.conducted);
+	assert_int_equal(c.scale, 2000);
+	assert_true(daemon_cmd_parse("hold 7000", &c, err, sizeof(err)));
+	assert_int_equal(c.kind, CMD_HOLD);
+	assert_int_equal(c.grant, 7000);
 	assert_true(daemon_cmd_parse("post h1 64KiB", &c, err, sizeof(err)));
 	assert_int_equal(c.kind, CMD_POST);
 	assert_string_equal(c.dst, "h1");
@@ -618,7 +624,8 @@ static void test_cmd_parse_refuses_with_a_reason(void **state)
 	(void)state;
 	assert_refused("", "empty command");
 	assert_refused("frob", "unknown command 'frob' (allowed: status, start, stats, post, "
-			       "port, grant, stop, failures, fail)");
+			       "port, grant, hold, stop, failures, fail)");
+	assert_refused("hold x", "hold: 'x' is not a virtual time in ps");
 	assert_refused("failures", "usage: failures FROM");
 	assert_refused("failures x", "failures: 'x' is not a count");
 	assert_refused("fail h1 1", "usage: fail DST ID REASON");
@@ -662,7 +669,8 @@ static void test_commands(void **state)
 	daemon_command(&f->d, "status", reply, sizeof(reply));
 	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
 				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 "
-				   "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 links=0:0,0:0,0:0");
+				   "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 epoch_ns=0 "
+				   "cmds=0 links=0:0,0:0,0:0");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
@@ -672,7 +680,8 @@ static void test_commands(void **state)
 	assert_string_equal(reply,
 			    "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
 			    "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=1 "
-			    "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 links=1:0,1:0,0:0");
+			    "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 epoch_ns=1000000000 "
+			    "cmds=0 links=1:0,1:0,0:0");
 	/* A command takes effect at min(S, next event), here once the ports
 	 * have promised past the clock (docs/promises.md). */
 	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));
@@ -691,6 +700,45 @@ static void test_commands(void **state)
 	assert_string_equal(reply, "ok");
 	assert_int_equal(f->d.state, DAEMON_STOPPING);
 	assert_true(f->d.stop);
+}
+
+/* `up`'s conductor (docs/promises.md, Idle `up`): a paced conducted daemon
+ * sends no promise nobody wants; after `hold G` a command takes effect no
+ * earlier than G; `grant G` lets it run what is before G + 1 as the clock
+ * comes. */
+static void test_hold_and_grant_paced(void **state)
+{
+	struct fixture *f = *state;
+	char reply[DAEMON_REPLY_MAX];
+	uint64_t sent;
+
+	daemon_command(&f->d, "start 1000000000 1000 conducted", reply, sizeof(reply));
+	assert_string_equal(reply, "ok");
+	assert_true(f->d.conducted);
+	/* Its peers want nothing: once it has promised DAEMON_WANT_LOOKAHEADS
+	 * lookaheads (1 us links here) it promises no more, however far the
+	 * clock and its safe time go. */
+	promise_all(f, 50 * US);
+	past(f, 20 * US);
+	sent = f->d.ports[0].promises_tx + f->d.ports[1].promises_tx;
+	past(f, 40 * US);
+	assert_int_equal(f->d.ports[0].promises_tx + f->d.ports[1].promises_tx, sent);
+	daemon_command(&f->d, "hold 60000000", reply, sizeof(reply));
+	assert_true(!strncmp(reply, "ok state=running ", 17));
+	assert_non_null(strstr(reply, " cmds=0 "));
+	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));
+	assert_string_equal(reply, "ok");
+	daemon_command(&f->d, "status", reply, sizeof(reply));
+	assert_non_null(strstr(reply, " cmds=1 "));
+	/* Held to 60 us, and the ports promised only 50 us: it waits. */
+	past(f, 70 * US);
+	assert_false(f->down[1]);
+	daemon_command(&f->d, "grant 60000000", reply, sizeof(reply));
+	assert_string_equal(reply, "ok");
+	assert_int_equal(f->d.ports[0].promise_in, 60 * US + 1);
+	past(f, 70 * US);
+	assert_true(f->down[1]);
+	assert_int_equal(f->d.ports[0].promises_tx + f->d.ports[1].promises_tx, sent);
 }
 
 /* ---- arguments ------------------------------------------------------------------------ */
@@ -946,6 +994,7 @@ int main(void)
 	    cmocka_unit_test(test_hist_percentiles_within_one_sixteenth),
 	    cmocka_unit_test(test_cmd_parse),
 	    cmocka_unit_test(test_cmd_parse_refuses_with_a_reason),
+	    T(test_hold_and_grant_paced),
 	    T(test_commands),
 	    cmocka_unit_test(test_args),
 	    T(test_init_refuses_wrong_node),

@@ -96,14 +96,18 @@ static ps_t lookahead(const struct daemon *d, int i)
 
 /* What the daemon needs its promises above (docs/promises.md, Idle fabrics
  * jump): its next event, when it may run it and it is near enough to crawl
- * to (a far one waits for a grant: the fabric jumps); and what each peer
- * wants, less the link's lookahead (our promise there must pass it). */
+ * to (a far one waits for a grant: the fabric jumps), and with a scale only
+ * while busy (an idle daemon's timers wait for the conductor, which grants
+ * them when the clock comes, rather than crawl along with it); and what
+ * each peer wants, less the link's lookahead (our promise there must pass
+ * it). */
 static ps_t want_of(const struct daemon *d)
 {
 	ps_t next = events_next(d->q), w = 0;
 
 	if (next != PS_NEVER && next >= d->safe &&
-	    next - d->safe < DAEMON_CRAWL_LOOKAHEADS * d->tick && daemon_may_run(d, next))
+	    next - d->safe < DAEMON_CRAWL_LOOKAHEADS * d->tick && daemon_may_run(d, next) &&
+	    (d->max || daemon_busy(d)))
 		w = next;
 	for (int i = 0; i < d->nports; i++) {
 		ps_t la = lookahead(d, i);
@@ -161,7 +165,26 @@ ps_t daemon_cmd_time(const struct daemon *d)
 {
 	ps_t t = d->state == DAEMON_RUNNING ? floor_at(d, d->clock_ns(d->clock_ctx)) : 0;
 
+	if (t < d->cmd_min)
+		t = d->cmd_min;
 	return t < events_now(d->q) ? events_now(d->q) : t;
+}
+
+void daemon_hold(struct daemon *d, ps_t g)
+{
+	if (g > d->cmd_min)
+		d->cmd_min = g;
+}
+
+bool daemon_busy(const struct daemon *d)
+{
+	struct daemon_progress pr = {0};
+
+	if (d->pool.in_use)
+		return true;
+	if (d->eng.progress)
+		d->eng.progress(d->eng.ctx, &pr);
+	return pr.sends_finished < pr.sends || pr.receives_done < pr.receives;
 }
 
 bool daemon_may_run(const struct daemon *d, ps_t t)
@@ -170,12 +193,10 @@ bool daemon_may_run(const struct daemon *d, ps_t t)
 
 	if (d->until && t > d->until)
 		return false;
-	if (!d->conducted || d->pool.in_use)
+	if (!d->conducted || !d->max || daemon_busy(d))
 		return true;
 	if (d->eng.progress)
 		d->eng.progress(d->eng.ctx, &pr);
-	if (pr.sends_finished < pr.sends || pr.receives_done < pr.receives)
-		return true;
 	return t < d->end_known || t < d->busy_until || t < pr.last_done;
 }
 
@@ -385,7 +406,7 @@ static ps_t paced_tick(const struct daemon *d, uint64_t scale)
 bool daemon_grant(struct daemon *d, ps_t g, char *err, size_t errlen)
 {
 	if (!d->conducted || d->state != DAEMON_RUNNING) {
-		snprintf(err, errlen, "grant: only a running max run conducted by its launcher");
+		snprintf(err, errlen, "grant: only a running emulation conducted by its launcher");
 		return false;
 	}
 	/* Nothing is in flight and no event anywhere is before g: whatever

@@ -92,6 +92,7 @@ enum daemon_cmd_kind {
 	CMD_POST,
 	CMD_PORT,
 	CMD_GRANT,
+	CMD_HOLD,
 	CMD_STOP,
 	CMD_FAILURES,
 	CMD_FAIL
@@ -100,9 +101,9 @@ enum daemon_cmd_kind {
 struct daemon_cmd {
 	enum daemon_cmd_kind kind;
 	uint64_t epoch_ns, scale; /* start (scale 0: max) */
-	bool conducted;		  /* start: `run`'s launcher grants and ends (max only) */
-	ps_t until;		  /* start, conducted: no event after it (0: none) */
-	ps_t grant;		  /* grant: every event up to it may run */
+	bool conducted;		  /* start: a launcher or conductor grants idle fabrics */
+	ps_t until;		  /* start, conducted at max: no event after it (0: none) */
+	ps_t grant;		  /* grant, hold: every event up to it may run */
 	ps_t end;		  /* stop: T_end, 0 when not given */
 	char dst[TOPO_NAME_MAX];  /* post, fail */
 	uint64_t bytes;		  /* post */
@@ -263,15 +264,18 @@ struct daemon {
 	/* promises: the safe time and the floor of the last promises sent
 	 * (every event before it has run; docs/promises.md) */
 	bool max; /* scale "max": no pacing */
-	/* A max run conducted by `run`'s launcher (docs/promises.md, Idle
-	 * fabrics jump): promises go only where they are wanted, an idle
-	 * fabric waits for a grant, and a quiet daemon runs no event at or
-	 * after what it knows of T_end (end_known), so none runs past T_end. */
+	/* Conducted by `run`'s launcher or `up`'s conductor (docs/promises.md,
+	 * Idle fabrics jump): promises go only where they are wanted and an
+	 * idle fabric waits for a grant; at max a quiet daemon also runs no
+	 * event at or after what it knows of T_end (end_known), so none runs
+	 * past T_end. */
 	bool conducted;
 	ps_t want;	 /* what this daemon needs its promises above (0: nothing) */
 	ps_t end_known; /* T_end is above this: from grants */
 	ps_t until;	/* `run --until` at max: no event after it runs (0: none) */
+	ps_t cmd_min;	/* `hold`: commands take effect no earlier than this */
 	uint64_t grants;
+	uint64_t cmds; /* commands that scheduled an event (post, port): `status` */
 	ps_t safe, floor;
 	ps_t tick; /* a paced floor moves by this much: half the least lookahead */
 	/* One end (docs/promises.md): the last instant a frame was in flight to
@@ -351,15 +355,24 @@ int daemon_run(struct daemon *d);
 bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err, size_t errlen);
 
 /* `grant G`: the launcher saw every daemon idle with nothing in flight and
- * G the earliest event of any: every arrival still to come is above G, and
- * every event up to G may run (docs/promises.md, Idle fabrics jump). */
+ * no event of any before G (the earliest, or with a scale at most the
+ * clock): every arrival still to come is above G, and every event up to G
+ * may run (docs/promises.md, Idle fabrics jump). */
 bool daemon_grant(struct daemon *d, ps_t g, char *err, size_t errlen);
+
+/* `hold G`: the conductor is about to grant G; commands read from now on
+ * take effect no earlier than G, so none can land below what a daemon
+ * granted first already took (docs/promises.md, Idle fabrics jump). */
+void daemon_hold(struct daemon *d, ps_t g);
+
+/* Whether the daemon holds a frame or has a message of its own open. */
+bool daemon_busy(const struct daemon *d);
 
 /* Whether the daemon may run an event at t now that it is safe: always,
  * unless t is after `until` (`mrcemu sim --until` runs no event after it),
- * or conducted, holding no frame, with no message of its own open and t
- * not before anything it knows T_end is above (docs/promises.md, One end):
- * `mrcemu sim` stops at T_end, so no event after it may run. */
+ * or conducted at max, not busy and t not before anything it knows T_end
+ * is above (docs/promises.md, One end): `mrcemu sim` stops at T_end, so no
+ * event after it may run. */
 bool daemon_may_run(const struct daemon *d, ps_t t);
 
 /* Whether the daemon can do nothing more until a frame or a grant comes:

@@ -48,11 +48,11 @@ static bool want(int n, int args, const char *usage, char *err, size_t errlen)
 	return false;
 }
 
-/* start EPOCH SCALE, or start EPOCH max [conducted]: `run`'s launcher
- * conducts a max run (docs/promises.md, Idle fabrics jump). */
+/* start EPOCH SCALE|max [conducted [UNTIL]]: `run`'s launcher conducts a
+ * max run, `up`'s conductor any (docs/promises.md, Idle fabrics jump). */
 static bool parse_start(char **w, int n, struct daemon_cmd *c, char *err, size_t errlen)
 {
-	c->conducted = (n == 4 || n == 5) && !strcmp(w[2], "max") && !strcmp(w[3], "conducted");
+	c->conducted = (n == 4 || n == 5) && !strcmp(w[3], "conducted");
 	if (!c->conducted &&
 	    !want(n, 2, "start EPOCH_NS SCALE|max [conducted [UNTIL_PS]]", err, errlen))
 		return false;
@@ -172,11 +172,11 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 						    : CMD_STATS;
 		return want(n, 0, w[0], err, errlen);
 	}
-	if (!strcmp(w[0], "grant") && n == 2) {
-		c->kind = CMD_GRANT;
+	if ((!strcmp(w[0], "grant") || !strcmp(w[0], "hold")) && n == 2) {
+		c->kind = !strcmp(w[0], "grant") ? CMD_GRANT : CMD_HOLD;
 		if (parse_u64(w[1], &c->grant))
 			return true;
-		snprintf(err, errlen, "grant: '%.40s' is not a virtual time in ps", w[1]);
+		snprintf(err, errlen, "%s: '%.40s' is not a virtual time in ps", w[0], w[1]);
 		return false;
 	}
 	if (!strcmp(w[0], "start")) {
@@ -206,7 +206,7 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
 	}
 	snprintf(err, errlen,
 		 "unknown command '%.40s' (allowed: status, start, stats, post, port, "
-		 "grant, stop, failures, fail)",
+		 "grant, hold, stop, failures, fail)",
 		 w[0]);
 	return false;
 }
@@ -240,7 +240,7 @@ static void status(struct daemon *d, char *reply, size_t len)
 	    reply, len,
 	    "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
 	    "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu idle=%d next_ps=%llu "
-	    "ran_ps=%llu rx_failed=%llu",
+	    "ran_ps=%llu rx_failed=%llu epoch_ns=%llu cmds=%llu",
 	    state_name(d->state), (unsigned long long)daemon_vnow(d),
 	    (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
 	    (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
@@ -248,7 +248,8 @@ static void status(struct daemon *d, char *reply, size_t len)
 	    (unsigned long long)d->floor, (unsigned long long)d->busy_until,
 	    (unsigned long long)pr.last_done, daemon_idle(d), (unsigned long long)events_next(d->q),
 	    (unsigned long long)(d->ran_any ? d->run_time : 0),
-	    (unsigned long long)pr.rx_failed);
+	    (unsigned long long)pr.rx_failed, (unsigned long long)d->vc.epoch_ns,
+	    (unsigned long long)d->cmds);
 	if (n > 0 && (size_t)n < len)
 		status_links(d, reply + n, len - (size_t)n);
 }
@@ -298,6 +299,7 @@ static bool port_command(struct daemon *d, int port, bool down)
 		return false;
 	*pc = (struct port_cmd){.d = d, .port = port, .down = down};
 	events_schedule(d->q, daemon_cmd_time(d), port_set, pc);
+	d->cmds++;
 	daemon_advance(d);
 	return true;
 }
@@ -339,10 +341,14 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 		else
 			snprintf(reply, len, "error %s", err);
 		return;
+	case CMD_HOLD:
+		daemon_hold(d, c.grant);
+		status(d, reply, len);
+		return;
 	case CMD_START:
 		if (d->state == DAEMON_WAITING) {
-			d->conducted = c.conducted && !c.scale;
-			d->until = d->conducted ? c.until : 0;
+			d->conducted = c.conducted;
+			d->until = d->conducted && !c.scale ? c.until : 0;
 		}
 		if (daemon_start(d, c.epoch_ns, c.scale, err, sizeof(err)))
 			snprintf(reply, len, "ok");
@@ -375,6 +381,8 @@ void daemon_command(struct daemon *d, const char *line, char *reply, size_t len)
 		engine_command(d, &c, reply, len);
 		if (!strncmp(reply, "error", 5))
 			post_refused(d, reply);
+		else
+			d->cmds++;
 		daemon_advance(d); /* the post is an event at virtual now */
 		return;
 	}

@@ -11,13 +11,16 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chakra/chakra.h"
@@ -153,6 +156,8 @@ static int manifest_start(struct launch *l)
 		      launch_manifest_add(l->manifest, "file %s.log", l->t->nodes[i].name)))
 			return launch_fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST,
 					   strerror(errno));
+	if (l->conductor && !launch_manifest_add(l->manifest, "file " LAUNCH_CONDUCTOR_LOG))
+		return launch_fail(l, "%s/%s: %s", l->rundir, LAUNCH_MANIFEST, strerror(errno));
 	return 0;
 }
 
@@ -249,6 +254,8 @@ static int load(struct launch *l, const struct launch_options *o)
 	l->d = calloc(l->t->nnodes, sizeof(*l->d));
 	if (!l->d)
 		return launch_fail(l, "out of memory");
+	for (int i = 0; i < l->t->nnodes; i++)
+		l->d[i].ctl_fd = -1;
 	l->capture = o->capture || l->t->emu.capture;
 	l->until = o->until ? o->until : l->t->emu.until;
 	ps_t ivl = samples_interval(l->t, &l->w, l->until, o->report);
@@ -429,28 +436,145 @@ static int up_note(struct launch *l)
 		return 0;
 	snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, l->rundir);
 	f = fopen(path, "we");
-	if (!f || fprintf(f, "%llu\n", (unsigned long long)l->clock.scale) < 0 || fclose(f) != 0)
+	if (!f ||
+	    (l->max ? fprintf(f, "max\n")
+		    : fprintf(f, "%llu\n", (unsigned long long)l->clock.scale)) < 0 ||
+	    fclose(f) != 0)
 		return launch_fail(l, "%s: %s", path, strerror(errno));
 	return 0;
 }
 
-int launch_up(const struct launch_options *o, FILE *out, FILE *report)
+/* The emulation is up: the conductor lets go of the terminal (its output
+ * goes to the run folder's conductor log from here) and tells `up` so. */
+static void conductor_detach(struct launch *l, int ready)
 {
-	struct launch l = {
-	    .cmd = "up", .report = report, .sigfd = -1, .detach = true, .paused = o->paused};
-	int rc = prepare(&l, o);
+	char path[LAUNCH_PATH_MAX + 32];
+	unsigned char ok = 0;
+	int fd;
 
+	fflush(stdout);
+	fflush(stderr);
+	snprintf(path, sizeof(path), "%s/" LAUNCH_CONDUCTOR_LOG, l->rundir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	if (chdir("/") < 0)
+		(void)0; /* every path it keeps is absolute */
+	if (write(ready, &ok, 1) != 1)
+		(void)0; /* `up` is gone: nobody to tell */
+	close(ready);
+}
+
+/* `up`'s conductor, in the child: build and start everything, print what
+ * is up, tell `up` (a byte on `ready`: the exit status), then grant idle
+ * fabrics until `mrcemu down` (SIGTERM) ends it or a daemon dies, and stop
+ * the daemons (`down` deletes the rest). */
+static int conductor(const struct launch_options *o, FILE *out, FILE *report, int ready)
+{
+	struct launch l = {.cmd = "up",
+			   .report = report,
+			   .sigfd = -1,
+			   .conductor = true,
+			   .paused = o->paused};
+	unsigned char byte;
+	int rc;
+
+	setsid(); /* no terminal's signal reaches it, nor its daemons */
+	prctl(PR_SET_NAME, "mrcemu-conduct", 0, 0, 0);
+	signal(SIGPIPE, SIG_IGN); /* `up` killed meanwhile: the emulation lives on */
+	rc = prepare(&l, o);
+	l.until = 0; /* `up` runs until `down` */
 	rc = rc ? rc : bring_up(&l);
 	rc = rc ? rc : up_note(&l);
 	if (!rc && !l.signal) {
 		print_up(&l, out);
-	} else {
-		if (l.signal)
-			interrupted(&l);
-		teardown(&l);
-		if (l.signal)
-			rc = 128 + l.signal;
+		conductor_detach(&l, ready);
+		rc = launch_conduct(&l);
+		launch_daemons_stop(&l);
+		fflush(stderr);
+		release(&l);
+		return rc;
 	}
+	if (l.signal)
+		interrupted(&l);
+	teardown(&l);
+	if (l.signal)
+		rc = 128 + l.signal;
 	release(&l);
+	fflush(out);
+	fflush(report);
+	byte = (unsigned char)rc;
+	if (write(ready, &byte, 1) != 1)
+		(void)0; /* `up` is gone: nobody to tell */
 	return rc;
+}
+
+/* `up` itself waits for its conductor's word, and passes on a signal (^C)
+ * meanwhile: the conductor, in a session of its own, is not in the
+ * terminal's process group. */
+static volatile sig_atomic_t up_child;
+
+static void up_forward(int sig)
+{
+	if (up_child > 0)
+		kill(up_child, sig);
+}
+
+static int up_wait(pid_t pid, int ready)
+{
+	struct sigaction sa = {.sa_handler = up_forward};
+	unsigned char rc = 1;
+	ssize_t n;
+	int status;
+
+	up_child = pid;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while ((n = read(ready, &rc, 1)) < 0 && errno == EINTR)
+		;
+	close(ready);
+	if (n == 1 && rc == 0)
+		return 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n == 1)
+		return rc;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1; /* died without a word */
+}
+
+int launch_up(const struct launch_options *o, FILE *out, FILE *report)
+{
+	int ready[2];
+	pid_t pid;
+
+	fflush(out);
+	fflush(report);
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		fprintf(report, "mrcemu up: pipe: %s\n", strerror(errno));
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(report, "mrcemu up: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		int rc;
+		close(ready[0]);
+		rc = conductor(o, out, report, ready[1]);
+		fflush(NULL);
+		_exit(rc);
+	}
+	close(ready[1]);
+	return up_wait(pid, ready[0]);
 }

@@ -172,6 +172,21 @@ static bool merge_records(const struct launch_manifest *m, FILE *out, FILE *repo
 	return ok;
 }
 
+/* `up`'s conductor stops its daemons and ends when asked (SIGTERM); the
+ * daemons die with it in any case (docs/promises.md, Idle `up`).  Waits
+ * for it, then makes sure. */
+static void end_conductor(const struct launch_manifest *m)
+{
+	kill(m->launcher, SIGTERM); /* checked by its start time just before */
+	for (int waited = 0; waited < DOWN_STOP_MS + DOWN_TERM_MS; waited += 20) {
+		if (!launch_manifest_launcher_alive(m))
+			return;
+		nap_ms(20);
+	}
+	if (launch_manifest_launcher_alive(m))
+		kill(m->launcher, SIGKILL);
+}
+
 /* A launcher still at work (`run`, or an `up` not finished) ends its own
  * emulation, cleanly: ask it, and wait for its run folder to go. */
 static int ask_launcher(const struct launch_manifest *m, FILE *out)
@@ -211,7 +226,10 @@ static int down_one(const char *name, FILE *out, FILE *report)
 		return rc;
 	}
 	orphan = !m.detached;
-	daemons = stop_daemons(&m);
+	daemons = launch_manifest_daemons_alive(&m);
+	if (m.detached && launch_manifest_launcher_alive(&m))
+		end_conductor(&m);
+	stop_daemons(&m);
 	namespaces = delete_namespaces(&m, report);
 	fprintf(out, "emulation %s is down: %d daemons stopped, %d namespaces deleted\n", m.name,
 		daemons, namespaces);
@@ -314,6 +332,9 @@ static void launcher_text(const struct launch_manifest *m, char *buf, size_t len
 {
 	if (launch_manifest_launcher_alive(m) && !m->detached)
 		snprintf(buf, len, "alive (pid %d)", (int)m->launcher);
+	else if (m->detached && launch_manifest_launcher_alive(m))
+		snprintf(buf, len, "up, conductor pid %d: %d of %d daemons alive", (int)m->launcher,
+			 launch_manifest_daemons_alive(m), m->ndaemons);
 	else if (m->detached)
 		snprintf(buf, len, "detached (up): %d of %d daemons alive",
 			 launch_manifest_daemons_alive(m), m->ndaemons);
@@ -462,7 +483,9 @@ static int find_paused(const char *topology, const char *name, char *rundir, siz
 	return 2;
 }
 
-/* The scale `up` wrote, and the control sockets of the run folder. */
+/* The scale `up` wrote (0: max), and the control sockets of the run
+ * folder; `up`'s conductor grants them idle fabrics (docs/promises.md,
+ * Idle `up`). */
 static int start_all(const char *rundir, uint64_t scale, FILE *out, FILE *report)
 {
 	char socks[TOPO_MAX_PORTS * 4][LAUNCH_PATH_MAX], cmd[96], reply[LAUNCH_REPLY_MAX];
@@ -479,8 +502,11 @@ static int start_all(const char *rundir, uint64_t scale, FILE *out, FILE *report
 		closedir(dir);
 	uint64_t epoch =
 	    launch_mono_ns() + LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS;
-	snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)epoch,
-		 (unsigned long long)scale);
+	if (scale)
+		snprintf(cmd, sizeof(cmd), "start %llu %llu conducted", (unsigned long long)epoch,
+			 (unsigned long long)scale);
+	else
+		snprintf(cmd, sizeof(cmd), "start %llu max conducted", (unsigned long long)epoch);
 	for (int i = 0; i < n; i++) {
 		if (!launch_ctl_send(socks[i], cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
 		    strncmp(reply, "ok", 2)) {
@@ -488,13 +514,16 @@ static int start_all(const char *rundir, uint64_t scale, FILE *out, FILE *report
 			return 2;
 		}
 	}
-	fprintf(out, "ok started %d daemons at scale %llu\n", n, (unsigned long long)scale);
+	if (scale)
+		fprintf(out, "ok started %d daemons at scale %llu\n", n, (unsigned long long)scale);
+	else
+		fprintf(out, "ok started %d daemons at scale max\n", n);
 	return 0;
 }
 
 int launch_start(const char *topology, const char *name, FILE *out, FILE *report)
 {
-	char rundir[LAUNCH_PATH_MAX], path[LAUNCH_PATH_MAX + 16];
+	char rundir[LAUNCH_PATH_MAX], path[LAUNCH_PATH_MAX + 16], word[24] = "";
 	unsigned long long scale = 0;
 	FILE *f;
 	int rc = find_paused(topology, name, rundir, sizeof(rundir), report);
@@ -503,7 +532,8 @@ int launch_start(const char *topology, const char *name, FILE *out, FILE *report
 		return rc;
 	snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir);
 	f = fopen(path, "re");
-	if (!f || fscanf(f, "%llu", &scale) != 1 || !scale) {
+	if (!f || fscanf(f, "%23s", word) != 1 ||
+	    (strcmp(word, "max") && (sscanf(word, "%llu", &scale) != 1 || !scale))) {
 		fprintf(report, "mrcemu ctl start: %s: unreadable\n", path);
 		if (f)
 			fclose(f);

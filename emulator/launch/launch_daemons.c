@@ -119,8 +119,12 @@ static void send_stop(struct launch *l, int i)
 /* stop, then SIGTERM, then SIGKILL: every pid we started is gone after. */
 void launch_daemons_stop(struct launch *l)
 {
-	for (int i = 0; i < l->t->nnodes; i++)
+	for (int i = 0; i < l->t->nnodes; i++) {
+		if (l->d[i].ctl_fd >= 0)
+			close(l->d[i].ctl_fd);
+		l->d[i].ctl_fd = -1;
 		send_stop(l, i);
+	}
 	wait_exits(l, STOP_TIMEOUT_MS);
 	if (!alive_count(l))
 		return;
@@ -207,7 +211,7 @@ static int daemon_spawn(struct launch *l, int i)
 	}
 	snprintf(bin, sizeof(bin), "%s/%s", l->bindir, d->prog);
 	unlink(d->ctl);
-	d->pid = launch_spawn(d->ns, argv, d->log, l->detach, &l->oldmask, err, sizeof(err));
+	d->pid = launch_spawn(d->ns, argv, d->log, &l->oldmask, err, sizeof(err));
 	if (d->pid < 0) {
 		d->pid = 0;
 		return launch_fail(l, "starting %s for %s: %s", d->prog, l->t->nodes[i].name, err);
@@ -274,6 +278,7 @@ static bool status_parse(struct daemon *d, const char *reply)
 	launch_reply_u64(reply, "done_ps", &d->done);
 	launch_reply_u64(reply, "ran_ps", &d->ran);
 	launch_reply_u64(reply, "rx_failed", &d->rx_failed);
+	launch_reply_u64(reply, "cmds", &d->cmds);
 	status_links(d, reply);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&
@@ -281,11 +286,16 @@ static bool status_parse(struct daemon *d, const char *reply)
 	return true;
 }
 
-bool launch_status_poll(struct launch *l, int i, char *reply, size_t len)
+bool launch_daemon_call(struct launch *l, int i, const char *cmd, char *reply, size_t len)
+{
+	return launch_ctl_call(l->d[i].ctl, &l->d[i].ctl_fd, cmd, reply, len, CTL_TIMEOUT_MS);
+}
+
+bool launch_status_poll(struct launch *l, int i, const char *cmd, char *reply, size_t len)
 {
 	struct daemon *d = &l->d[i];
 
-	if (!launch_ctl_send(d->ctl, "status", reply, len, CTL_TIMEOUT_MS) ||
+	if (!launch_daemon_call(l, i, cmd, reply, len) ||
 	    !status_parse(d, reply))
 		return false;
 	d->answered_ns = launch_mono_ns();
@@ -370,7 +380,7 @@ static int daemons_ready(struct launch *l)
 				continue;
 			want++;
 			if (strcmp(d->state, "waiting") && launch_path_exists(d->ctl) &&
-			    launch_status_poll(l, i, reply, sizeof(reply)) &&
+			    launch_status_poll(l, i, "status", reply, sizeof(reply)) &&
 			    strcmp(d->state, "waiting"))
 				return launch_fail(
 				    l, "daemon %s answered `status` with \"%s\" before start",
@@ -398,15 +408,17 @@ static int daemons_start(struct launch *l)
 	l->clock.epoch_ns =
 	    launch_mono_ns() +
 	    (l->max ? 0 : LAUNCH_EPOCH_LEAD_NS + (uint64_t)n * LAUNCH_EPOCH_PER_DAEMON_NS);
-	if (l->max && !l->detach && l->until) /* --until: no event after it */
+	/* `run` conducts at max (with --until: no event after it), `up`'s
+	 * conductor at any scale. */
+	if (l->max && l->until && !l->conductor)
 		snprintf(cmd, sizeof(cmd), "start %llu max conducted %llu",
 			 (unsigned long long)l->clock.epoch_ns, (unsigned long long)l->until);
-	else if (l->max) /* `run` conducts; `up` leaves its daemons alone */
-		snprintf(cmd, sizeof(cmd), "start %llu max%s",
-			 (unsigned long long)l->clock.epoch_ns, l->detach ? "" : " conducted");
+	else if (l->max)
+		snprintf(cmd, sizeof(cmd), "start %llu max conducted",
+			 (unsigned long long)l->clock.epoch_ns);
 	else
-		snprintf(cmd, sizeof(cmd), "start %llu %llu", (unsigned long long)l->clock.epoch_ns,
-			 (unsigned long long)l->clock.scale);
+		snprintf(cmd, sizeof(cmd), "start %llu %llu%s", (unsigned long long)l->clock.epoch_ns,
+			 (unsigned long long)l->clock.scale, l->conductor ? " conducted" : "");
 	for (int i = 0; i < l->t->nnodes; i++) {
 		if (l->d[i].pid <= 0)
 			continue;

@@ -1,7 +1,7 @@
 /* emulator/launch/launch_follow.c — following a run to its end
  * (docs/promises.md, One end; Idle fabrics jump): `status` rounds, the
- * progress line, T_end, and at max the conducting of an idle fabric by
- * grants. */
+ * progress line, T_end, and the conducting of an idle fabric by grants, at
+ * max for `run` and at any scale for `up`'s conductor (Idle `up`). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,14 +56,16 @@ static void progress_line(const struct launch *l, uint64_t now)
 
 static int status_all(struct launch *l, uint64_t now)
 {
-	char reply[LAUNCH_REPLY_MAX];
+	char reply[LAUNCH_REPLY_MAX], cmd[48] = "status";
 
+	if (l->hold)
+		snprintf(cmd, sizeof(cmd), "hold %llu", (unsigned long long)l->hold_at);
 	l->round_ok = true;
 	for (int i = 0; i < l->t->nnodes; i++) {
 		struct daemon *d = &l->d[i];
 		if (d->pid <= 0)
 			continue;
-		if (launch_status_poll(l, i, reply, sizeof(reply))) {
+		if (launch_status_poll(l, i, cmd, reply, sizeof(reply))) {
 			/* A relayed failure finishes a sender's message after it may
 			 * have answered this round: no grant nor end from it. */
 			int relayed = launch_relay_failures(l, i);
@@ -80,6 +82,7 @@ static int status_all(struct launch *l, uint64_t now)
 			return 1;
 		}
 	}
+	l->held = l->hold && l->round_ok;
 	return 0;
 }
 
@@ -151,7 +154,8 @@ static bool until_passed(struct launch *l, bool quiet_beyond)
 }
 
 /* Every daemon idle and every link's counts the same at both ends (nothing
- * in flight); the sum of all counts, which only grow, in *sum. */
+ * in flight); the sum of all counts and of the commands the daemons took,
+ * which only grow, in *sum. */
 static bool fabric_quiet(const struct launch *l, uint64_t *sum)
 {
 	*sum = 0;
@@ -164,6 +168,7 @@ static bool fabric_quiet(const struct launch *l, uint64_t *sum)
 			continue;
 		if (!d->idle)
 			return false;
+		*sum += d->cmds;
 		for (int p = 0; p < n->nports; p++) {
 			const struct daemon *peer = &l->d[n->ports[p].peer];
 			if (peer->pid > 0 && d->link_tx[p] != peer->link_rx[n->ports[p].peer_port])
@@ -174,23 +179,84 @@ static bool fabric_quiet(const struct launch *l, uint64_t *sum)
 	return true;
 }
 
-static int grant_all(struct launch *l, ps_t g)
+/* `CMD G` to every daemon; 1 (reported) when one does not answer "ok". */
+static int send_all(struct launch *l, const char *what, ps_t g, bool *changed)
 {
 	char cmd[64], reply[LAUNCH_REPLY_MAX];
+	uint64_t cmds;
 
-	snprintf(cmd, sizeof(cmd), "grant %llu", (unsigned long long)g);
-	for (int i = 0; i < l->t->nnodes; i++)
-		if (l->d[i].pid > 0 &&
-		    (!launch_ctl_send(l->d[i].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
-		     strncmp(reply, "ok", 2)))
+	snprintf(cmd, sizeof(cmd), "%s %llu", what, (unsigned long long)g);
+	for (int i = 0; i < l->t->nnodes; i++) {
+		if (l->d[i].pid <= 0)
+			continue;
+		if (!launch_daemon_call(l, i, cmd, reply, sizeof(reply)) || strncmp(reply, "ok", 2))
 			return launch_fail(l, "daemon %s: `%s`: %s", l->t->nodes[i].name, cmd,
 					   reply);
-	l->grants++;
-	l->quiet = false;
+		if (changed && (!launch_reply_u64(reply, "cmds", &cmds) || cmds != l->d[i].cmds))
+			*changed = true;
+	}
 	return 0;
 }
 
-enum conduct { CONDUCT_ON, CONDUCT_END, CONDUCT_UNTIL, CONDUCT_FAILED };
+/* Grant g to every daemon, in two steps: `hold g` first, after which a
+ * command (`post`, `port`) takes effect no earlier than g, and which says
+ * whether one came since this round of `status`; then, if none did,
+ * `grant g`.  A command that came in between would otherwise land below
+ * what a daemon granted before it already took.  A quiet round of holds
+ * at g or above (held) did the first step already.  The fabric stays
+ * quiet when no event was at g (a paced grant up to the clock). */
+static int grant_all(struct launch *l, ps_t g, ps_t next, bool held)
+{
+	bool changed = false;
+
+	if (!held && send_all(l, "hold", g, &changed))
+		return 1;
+	if (changed) {
+		l->quiet = false;
+		return 0;
+	}
+	if (send_all(l, "grant", g, NULL))
+		return 1;
+	l->grants++;
+	l->granted = g;
+	l->quiet = l->quiet && g < next;
+	return 0;
+}
+
+enum conduct { CONDUCT_ON, CONDUCT_END, CONDUCT_UNTIL, CONDUCT_FAILED, CONDUCT_REST };
+
+/* The earliest next event of any daemon. */
+static ps_t next_event(const struct launch *l)
+{
+	ps_t g = PS_NEVER;
+
+	for (int i = 0; i < l->t->nnodes; i++)
+		if (l->d[i].pid > 0 && l->d[i].next < g)
+			g = l->d[i].next;
+	return g;
+}
+
+/* `up`'s conductor (docs/promises.md, Idle `up`): at max the fabric rests
+ * once its work is done, as a run would end, until a command gives it
+ * more; with a scale every daemon is granted the earliest next event, at
+ * most the clock, so that virtual time never runs ahead of it and a
+ * command lands near it. */
+static enum conduct conduct_up(struct launch *l, ps_t next)
+{
+	ps_t g = next, clock = vclock_at(&l->clock, launch_mono_ns());
+
+	if (l->max && (g == PS_NEVER || (workload_done(l) && g >= end_bound(l))))
+		return CONDUCT_REST;
+	if (!l->max && clock < g)
+		g = clock;
+	if (l->held && l->hold_at < g)
+		g = l->hold_at;
+	if (l->grants && g <= l->granted)
+		return CONDUCT_REST;
+	if (grant_all(l, g, next, l->held))
+		return CONDUCT_FAILED;
+	return g < next ? CONDUCT_REST : CONDUCT_ON;
+}
 
 /* docs/promises.md, Idle fabrics jump: when two rounds of `status` in a row
  * find the fabric quiet and unchanged, nothing more happens until a grant.
@@ -201,15 +267,15 @@ static enum conduct conduct(struct launch *l)
 {
 	uint64_t sum;
 	bool quiet = fabric_quiet(l, &sum), stable = quiet && l->quiet && sum == l->quiet_sum;
-	ps_t end = end_bound(l), g = PS_NEVER;
+	ps_t end = end_bound(l), g;
 
 	l->quiet = quiet;
 	l->quiet_sum = sum;
 	if (!stable)
 		return CONDUCT_ON;
-	for (int i = 0; i < l->t->nnodes; i++)
-		if (l->d[i].pid > 0 && l->d[i].next < g)
-			g = l->d[i].next;
+	g = next_event(l);
+	if (l->conductor)
+		return conduct_up(l, g);
 	if (workload_done(l) && g >= end && (!l->until || end <= l->until)) {
 		l->end = end;
 		return CONDUCT_END;
@@ -220,7 +286,7 @@ static enum conduct conduct(struct launch *l)
 		launch_fail(l, "no daemon has an event left, yet messages are still open");
 		return CONDUCT_FAILED;
 	}
-	return grant_all(l, g) ? CONDUCT_FAILED : CONDUCT_ON;
+	return grant_all(l, g, g, false) ? CONDUCT_FAILED : CONDUCT_ON;
 }
 
 /* A max run, conducted: until T_end, `until` or a failure. */
@@ -254,6 +320,7 @@ static int follow_max(struct launch *l)
 		case CONDUCT_UNTIL:
 			break;
 		case CONDUCT_FAILED:
+		case CONDUCT_REST: /* `up` only */
 			return 1;
 		}
 		break;
@@ -300,4 +367,79 @@ int launch_follow(struct launch *l)
 	if (l->progress)
 		fputs("\r\033[K", stderr);
 	return rc;
+}
+
+/* ---- `up`'s conductor -------------------------------------------------------- */
+
+/* `up --paused`: whether `mrcemu ctl start` has started every daemon; then
+ * the epoch is theirs. */
+static bool started(struct launch *l)
+{
+	char reply[LAUNCH_REPLY_MAX];
+	uint64_t epoch = 0;
+
+	if (!l->paused)
+		return true;
+	for (int i = 0; i < l->t->nnodes; i++) {
+		if (l->d[i].pid <= 0)
+			continue;
+		if (!launch_status_poll(l, i, "status", reply, sizeof(reply)) ||
+		    strcmp(l->d[i].state, "running") || !launch_reply_u64(reply, "epoch_ns", &epoch))
+			return false;
+	}
+	l->clock.epoch_ns = epoch;
+	l->started_ns = launch_mono_ns();
+	l->paused = false;
+	return true;
+}
+
+/* How long a resting conductor sleeps: until just after the earliest next
+ * event's wall time, when it can grant it, and at most CONDUCT_REST_MS (a
+ * command, which makes the fabric busy, is noticed by then); an event
+ * already granted waits for something else (an external port's read). */
+static int rest_ms(const struct launch *l, uint64_t now)
+{
+	ps_t next = next_event(l);
+	uint64_t at;
+
+	if (l->max || next == PS_NEVER)
+		return CONDUCT_REST_MS;
+	at = vclock_wall_ns(&l->clock, next);
+	if (at <= now)
+		return POLL_MS;
+	if (at - now >= CONDUCT_REST_MS * 1000000ULL)
+		return CONDUCT_REST_MS;
+	return (int)((at - now) / 1000000ULL) + 1;
+}
+
+int launch_conduct(struct launch *l)
+{
+	int wait_ms = POLL_MS;
+
+	for (;;) {
+		if (launch_signals_wait(l, wait_ms))
+			return 0;
+		if (launch_daemons_died(l))
+			return 1;
+		wait_ms = CONDUCT_REST_MS;
+		if (!started(l))
+			continue;
+		if (status_all(l, launch_mono_ns()))
+			return 1;
+		switch (conduct(l)) {
+		case CONDUCT_FAILED:
+			return 1;
+		case CONDUCT_REST:
+			wait_ms = rest_ms(l, launch_mono_ns());
+			break;
+		default:
+			wait_ms = l->quiet ? QUIET_POLL_MS : POLL_MS;
+		}
+		/* At rest with a scale, the next round holds at the clock as it
+		 * will be then, no further than the earliest next event. */
+		l->hold = !l->max && l->quiet;
+		l->hold_at = vclock_at(&l->clock, launch_mono_ns() + (uint64_t)wait_ms * 1000000ULL);
+		if (l->hold_at > next_event(l))
+			l->hold_at = next_event(l);
+	}
 }

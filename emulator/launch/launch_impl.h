@@ -33,16 +33,19 @@ bool launch_ns_disable_ipv6(const char *ns, const char *const *ifs, int nifs, co
 			    char *err, size_t errlen);
 
 /* Start `ip netns exec NS argv...` with stdin /dev/null, stdout and stderr
- * to `log`, in the folder "/".  detach: a session of its own that outlives
- * us (`up`); else its own process group (so a terminal's ^C reaches only
- * mrcemu, which stops it) and SIGTERM when mrcemu dies.  Returns the pid,
- * or -1 with err filled. */
-pid_t launch_spawn(const char *ns, const char *const *argv, const char *log, bool detach,
-		   const sigset_t *mask, char *err, size_t errlen);
+ * to `log`, in the folder "/", in its own process group (so a terminal's
+ * ^C reaches only mrcemu, which stops it), and SIGTERM when mrcemu (`run`,
+ * or `up`'s conductor) dies.  Returns the pid, or -1 with err filled. */
+pid_t launch_spawn(const char *ns, const char *const *argv, const char *log, const sigset_t *mask,
+		   char *err, size_t errlen);
 
 /* One command line to a control socket, one reply line back (without the
  * newline) within timeout_ms.  False with the reason in reply on failure. */
 bool launch_ctl_send(const char *sock, const char *cmd, char *reply, size_t len, int timeout_ms);
+/* The same over a connection kept open in *fd (-1: none yet), made again
+ * once when the daemon closed it; *fd is -1 again after a failure. */
+bool launch_ctl_call(const char *sock, int *fd, const char *cmd, char *reply, size_t len,
+		     int timeout_ms);
 
 /* The value of `key=` in a reply line ("ok state=waiting vt_ps=..."). */
 bool launch_reply_u64(const char *reply, const char *key, uint64_t *v);
@@ -78,6 +81,10 @@ uint64_t launch_mono_ns(void);
 /* The file in the run folder of an emulation `up --paused` left waiting:
  * it holds the scale to start it at. */
 #define LAUNCH_PAUSED_FILE "paused"
+
+/* The log of `up`'s conductor in the run folder (docs/promises.md, Idle
+ * `up`): empty unless something went wrong. */
+#define LAUNCH_CONDUCTOR_LOG "conductor.log"
 
 /* ---- launch_manifest.c: what an emulation created ----------------- */
 

@@ -18,6 +18,7 @@
 #define POLL_MS		  20	/* status polls while running */
 #define QUIET_POLL_MS	  1	/* ... while every daemon was idle (max) */
 #define CTL_TIMEOUT_MS	  2000
+#define CONDUCT_REST_MS	  100	/* `up`'s conductor at rest (docs/promises.md, Idle `up`) */
 
 struct daemon {
 	const char *prog; /* "nicd", "switchd"; NULL: an external endpoint */
@@ -25,6 +26,7 @@ struct daemon {
 	char ctl[LAUNCH_PATH_MAX], log[LAUNCH_PATH_MAX], pidfile[LAUNCH_PATH_MAX];
 	bool ns_made;
 	pid_t pid; /* 0: not started */
+	int ctl_fd; /* the launcher's connection to its control socket, -1: none */
 	bool reaped, stopping;
 	int status;
 	/* its last `status` reply */
@@ -41,6 +43,7 @@ struct daemon {
 	 * it sent and received on the link */
 	bool idle;
 	uint64_t next;
+	uint64_t cmds; /* commands it took that schedule an event (post, port) */
 	uint32_t link_tx[TOPO_MAX_PORTS], link_rx[TOPO_MAX_PORTS];
 };
 
@@ -52,7 +55,7 @@ struct launch {
 	struct daemon *d; /* one per node */
 	char topology[PATH_MAX], outdir[PATH_MAX], rundir[128];
 	char bindir[PATH_MAX];
-	bool capture, detach, progress, failed, rundir_made, paused;
+	bool capture, progress, failed, rundir_made, paused;
 	FILE *manifest;		 /* what this emulation made (launch_manifest.c) */
 	const char *const *sets; /* --set, passed on to every daemon */
 	int nsets;
@@ -62,6 +65,13 @@ struct launch {
 	 * with this sum of link counts; every daemon answered it. */
 	bool quiet, round_ok;
 	uint64_t quiet_sum, grants;
+	ps_t granted;	/* the last grant */
+	bool conductor; /* this is `up`'s conductor (docs/promises.md, Idle `up`) */
+	/* A paced conductor at rest holds at the clock in its status rounds
+	 * (`hold G` answers as `status` does): a quiet round of holds lets it
+	 * grant up to G at once (launch_follow.c, conduct_up). */
+	bool hold, held;
+	ps_t hold_at;
 	uint64_t started_ns, run_ns; /* daemons started; wall time to the end */
 	ps_t end;		     /* T_end, once the workload is done */
 	ps_t until;
@@ -98,9 +108,12 @@ int launch_daemons_up(struct launch *l);
 void launch_daemon_report(struct launch *l, int i, const char *what);
 /* Reap; true (reported) when a daemon exited before it was told to stop. */
 bool launch_daemons_died(struct launch *l);
-/* Ask daemon i for its `status` into its struct daemon; false if it did
- * not answer one. */
-bool launch_status_poll(struct launch *l, int i, char *reply, size_t len);
+/* One command to daemon i over the launcher's connection to it (status
+ * rounds and grants come often: launch_ctl_call). */
+bool launch_daemon_call(struct launch *l, int i, const char *cmd, char *reply, size_t len);
+/* Ask daemon i for its `status` (cmd: "status", or `hold G`, which answers
+ * the same) into its struct daemon; false if it did not answer one. */
+bool launch_status_poll(struct launch *l, int i, const char *cmd, char *reply, size_t len);
 /* Tell the sending daemons of the receives that failed at daemon i since
  * the last call (`failures`, then `fail` to each sender: docs/control.md);
  * how many were relayed, -1 (reported) when a daemon did not answer. */
@@ -116,6 +129,9 @@ int launch_daemons_exits(struct launch *l);
 int launch_follow(struct launch *l);
 /* The clock's virtual time, or at max the least floor of the daemons. */
 ps_t launch_virtual_now(const struct launch *l, uint64_t now);
+/* `up`'s conductor: grant idle fabrics until a signal (0: `mrcemu down`)
+ * or a daemon dies or does not answer (1, reported). */
+int launch_conduct(struct launch *l);
 
 /* ---- launch_finish.c --------------------------------------------------- */
 

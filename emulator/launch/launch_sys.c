@@ -212,21 +212,17 @@ bool launch_ns_disable_ipv6(const char *ns, const char *const *ifs, int nifs, co
 }
 
 /* The child side of launch_spawn; never returns. */
-static void spawn_child(const char *ns, const char *const *argv, const char *log, bool detach,
-			pid_t parent, const sigset_t *mask)
+static void spawn_child(const char *ns, const char *const *argv, const char *log, pid_t parent,
+			const sigset_t *mask)
 {
 	const char *args[64];
 	int fd, n = 0;
 
 	child_reset(mask);
-	if (detach) {
-		setsid();
-	} else {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(1); /* mrcemu died before the line above */
-	}
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		_exit(1); /* mrcemu died before the line above */
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		_exit(126);
@@ -250,17 +246,17 @@ static void spawn_child(const char *ns, const char *const *argv, const char *log
 	_exit(127);
 }
 
-pid_t launch_spawn(const char *ns, const char *const *argv, const char *log, bool detach,
-		   const sigset_t *mask, char *err, size_t errlen)
+pid_t launch_spawn(const char *ns, const char *const *argv, const char *log, const sigset_t *mask,
+		   char *err, size_t errlen)
 {
 	pid_t parent = getpid();
 	pid_t pid = fork();
 
 	if (pid == 0)
-		spawn_child(ns, argv, log, detach, parent, mask);
+		spawn_child(ns, argv, log, parent, mask);
 	if (pid < 0)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-	else if (!detach)
+	else
 		setpgid(pid, pid); /* also here, so no ^C races the child's own */
 	return pid;
 }
@@ -330,34 +326,51 @@ static bool ctl_read_line(int fd, char *reply, size_t len, uint64_t deadline)
 	}
 }
 
-bool launch_ctl_send(const char *sock, const char *cmd, char *reply, size_t len, int timeout_ms)
+static bool ctl_send_line(int fd, const char *line, size_t n, char *reply, size_t len)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		ssize_t sent = send(fd, line + off, n - off, MSG_NOSIGNAL);
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent < 0)
+			return ctl_fail(reply, len, "send", errno);
+		off += (size_t)sent;
+	}
+	return true;
+}
+
+bool launch_ctl_call(const char *sock, int *fd, const char *cmd, char *reply, size_t len,
+		     int timeout_ms)
 {
 	uint64_t deadline = launch_mono_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	bool fresh = *fd < 0;
 	char line[1024];
-	size_t n, off = 0;
-	int fd;
-	bool ok;
+	size_t n;
 
 	n = (size_t)snprintf(line, sizeof(line), "%s\n", cmd);
 	if (n >= sizeof(line)) {
 		snprintf(reply, len, "command too long");
 		return false;
 	}
-	if (!ctl_connect(sock, &fd, reply, len))
+	if (fresh && !ctl_connect(sock, fd, reply, len))
 		return false;
-	while (off < n) {
-		ssize_t sent = send(fd, line + off, n - off, MSG_NOSIGNAL);
-		if (sent < 0 && errno == EINTR)
-			continue;
-		if (sent < 0) {
-			int e = errno;
-			close(fd);
-			return ctl_fail(reply, len, "send", e);
-		}
-		off += (size_t)sent;
-	}
-	ok = ctl_read_line(fd, reply, len, deadline);
-	close(fd);
+	if (ctl_send_line(*fd, line, n, reply, len) && ctl_read_line(*fd, reply, len, deadline))
+		return true;
+	/* A reply that comes late must never answer the next command. */
+	close(*fd);
+	*fd = -1;
+	return !fresh && launch_ctl_call(sock, fd, cmd, reply, len, timeout_ms);
+}
+
+bool launch_ctl_send(const char *sock, const char *cmd, char *reply, size_t len, int timeout_ms)
+{
+	int fd = -1;
+	bool ok = launch_ctl_call(sock, &fd, cmd, reply, len, timeout_ms);
+
+	if (fd >= 0)
+		close(fd);
 	return ok;
 }
 

@@ -138,8 +138,9 @@ static const char usage_list[] =
     "\n"
     "The emulations running on this machine, from their manifests in\n"
     "" LAUNCH_RUN_ROOT "/: name, nodes, scale, when it started, who started it (the user\n"
-    "behind sudo, else the uid's name), and its launcher: alive (a `run`), detached\n"
-    "(an `up`, with how many daemons live), or gone (stale: mrcemu down --stale).\n"
+    "behind sudo, else the uid's name), and its launcher: alive (a `run`), up (an\n"
+    "`up`: its conductor's pid, and how many daemons live), or gone (stale: mrcemu\n"
+    "down --stale).\n"
     "Needs root to read the manifests.\n";
 
 static const char usage_ctl[] =

@@ -134,7 +134,8 @@ up_idle max --scale max
 if "$MRCEMU" up "$tmp/c.ini" -o "$tmp/paused" --paused >"$tmp/up.out" 2>"$tmp/up.err"; then
 	sleep 0.5
 	check paused-no-frames test "$(frames)" -eq 0
-	check paused-start "$MRCEMU" ctl --name "$emu" start >/dev/null
+	start() { "$MRCEMU" ctl --name "$emu" start >/dev/null; }
+	check paused-start start
 	check paused-workload-done settled
 	"$MRCEMU" down "$emu" >"$tmp/down.out" 2>&1
 	check paused-down-merged grep -q '^messages: 2 of 2 completed' "$tmp/down.out"

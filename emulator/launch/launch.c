@@ -2,7 +2,8 @@
  * Daemons; the daemon contract): a namespace per node, a veth pair per
  * link, one nicd or switchd per node, one epoch and scale for all, progress
  * over the control sockets, records merged, and teardown on every exit
- * path.  Signals (SIGINT, SIGTERM, SIGHUP, SIGCHLD) are blocked and read
+ * path.  Signals (SIGINT, SIGTERM, SIGHUP, SIGCHLD; SIGUSR1, which `ctl
+ * start` sends `up`'s conductor) are blocked and read
  * from a signalfd, so an interruption or a dying daemon is noticed between
  * two steps and never in the middle of one.  The namespaces and links are
  * made in launch_net.c, the daemons started and stopped in
@@ -53,6 +54,7 @@ static bool signals_block(struct launch *l)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1);
 	if (sigprocmask(SIG_BLOCK, &set, &l->oldmask) < 0)
 		return false;
 	/* A shell starts background jobs with SIGINT ignored, and an ignored
@@ -71,16 +73,19 @@ static void signals_restore(struct launch *l)
 	sigprocmask(SIG_SETMASK, &l->oldmask, NULL);
 }
 
-/* Wait up to ms for a signal; note an interruption.  True if interrupted. */
+/* Wait up to ms (-1: until one comes) for a signal; note an interruption.
+ * True if interrupted. */
 bool launch_signals_wait(struct launch *l, int ms)
 {
 	struct pollfd p = {.fd = l->sigfd, .events = POLLIN};
 	struct signalfd_siginfo si;
 
-	if (ms > 0)
+	if (ms)
 		poll(&p, 1, ms);
 	while (read(l->sigfd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo != SIGCHLD && !l->signal)
+		if (si.ssi_signo == SIGUSR1)
+			l->started_signal = true;
+		else if (si.ssi_signo != SIGCHLD && !l->signal)
 			l->signal = (int)si.ssi_signo;
 	return l->signal != 0;
 }

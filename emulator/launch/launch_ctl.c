@@ -521,6 +521,21 @@ static int start_all(const char *rundir, uint64_t scale, FILE *out, FILE *report
 	return 0;
 }
 
+/* `up`'s conductor waits for the daemons to start without asking them
+ * anything (paused daemons use no CPU): tell it (docs/promises.md, Idle
+ * `up`). */
+static void tell_conductor(const char *rundir)
+{
+	struct launch_manifest m;
+	const char *name = strrchr(rundir, '/');
+
+	if (!name || launch_manifest_read(name + 1, &m) != 1)
+		return;
+	if (m.detached && launch_manifest_launcher_alive(&m))
+		kill(m.launcher, SIGUSR1);
+	launch_manifest_free(&m);
+}
+
 int launch_start(const char *topology, const char *name, FILE *out, FILE *report)
 {
 	char rundir[LAUNCH_PATH_MAX], path[LAUNCH_PATH_MAX + 16], word[24] = "";
@@ -542,7 +557,10 @@ int launch_start(const char *topology, const char *name, FILE *out, FILE *report
 	fclose(f);
 	/* Started once: a second `start` finds nothing paused. */
 	unlink(path);
-	return start_all(rundir, scale, out, report);
+	rc = start_all(rundir, scale, out, report);
+	if (!rc)
+		tell_conductor(rundir);
+	return rc;
 }
 
 int launch_ctl(const char *topology, const char *name, const char *node, const char *command,

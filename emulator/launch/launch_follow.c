@@ -371,8 +371,9 @@ int launch_follow(struct launch *l)
 
 /* ---- `up`'s conductor -------------------------------------------------------- */
 
-/* `up --paused`: whether `mrcemu ctl start` has started every daemon; then
- * the epoch is theirs. */
+/* `up --paused`: whether `mrcemu ctl start` has started every daemon (it
+ * says so with SIGUSR1: until then the conductor asks them nothing, and
+ * paused daemons use no CPU); then the epoch is theirs. */
 static bool started(struct launch *l)
 {
 	char reply[LAUNCH_REPLY_MAX];
@@ -380,6 +381,8 @@ static bool started(struct launch *l)
 
 	if (!l->paused)
 		return true;
+	if (!l->started_signal)
+		return false;
 	for (int i = 0; i < l->t->nnodes; i++) {
 		if (l->d[i].pid <= 0)
 			continue;
@@ -422,8 +425,10 @@ int launch_conduct(struct launch *l)
 		if (launch_daemons_died(l))
 			return 1;
 		wait_ms = CONDUCT_REST_MS;
-		if (!started(l))
+		if (!started(l)) {
+			wait_ms = l->started_signal ? POLL_MS : -1;
 			continue;
+		}
 		if (status_all(l, launch_mono_ns()))
 			return 1;
 		switch (conduct(l)) {

@@ -72,6 +72,7 @@ struct launch {
 	 * grant up to G at once (launch_follow.c, conduct_up). */
 	bool hold, held;
 	ps_t hold_at;
+	bool started_signal; /* `ctl start` started the daemons (SIGUSR1) */
 	uint64_t started_ns, run_ns; /* daemons started; wall time to the end */
 	ps_t end;		     /* T_end, once the workload is done */
 	ps_t until;
@@ -87,7 +88,8 @@ struct launch {
 /* One line "mrcemu CMD: ..." on the report; marks the launch failed.
  * Returns 1. */
 int launch_fail(struct launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Wait up to ms for a signal; note an interruption.  True if interrupted. */
+/* Wait up to ms (-1: until one comes) for a signal; note an interruption.
+ * True if interrupted. */
 bool launch_signals_wait(struct launch *l, int ms);
 
 /* ---- launch_net.c ------------------------------------------------------ */

@@ -878,6 +878,78 @@ static void test_rx_queues_from_the_lookahead(void **state)
 	daemon_destroy(&d);
 }
 
+static void nothing(void *arg, ps_t now)
+{
+	(void)arg;
+	(void)now;
+}
+
+/* A promise frame of p from port i's peer, next in its sequence. */
+static void line_promise(struct daemon *d, int i, ps_t p, uint32_t *seq)
+{
+	uint8_t buf[WIRE_PROMISE_LEN], mac[6] = {2, 0, 0, 0, 0, 1};
+	struct wire_promise w = {.promise = p, .seq = (*seq)++};
+
+	daemon_frame_in(d, i, buf, wire_promise_put(buf, mac, mac, &w), 0);
+}
+
+/* A switch's port by which nothing that came in on it leaves promises
+ * from the other ports' promises and its next event, not its own peer's
+ * (docs/promises.md, Lookahead).  s0 between h0 and h1 at max: h0 promises
+ * 5 us, h1 2 us, an event waits at 4 us; s0 promises h0 2 + 1 us (the
+ * link's delay; no engine hook) and h1 min(5, 4) + 1 us; once h1 promises
+ * 4.5 us and the event has run, h0 4.5 + 1 us and h1 5 + 1 us.  A NIC
+ * never ignores its one port, nor does a switch when an external endpoint
+ * is in the topology (the fixture's s0). */
+static void test_switch_promises_without_its_own_peer(void **state)
+{
+	struct fixture *f = *state;
+	struct daemon d;
+	struct daemon_args a = {.topology = f->path, .node = "s0", .out = f->out};
+	uint32_t seq[2] = {0, 0};
+	char path[160], err[128];
+	FILE *t;
+
+	assert_false(f->d.ports[0].own_ignored);
+	assert_false(f->d.ports[1].own_ignored);
+	snprintf(path, sizeof(path), "%s/line.ini", f->dir);
+	assert_non_null(t = fopen(path, "w"));
+	fputs("[emulation]\nname = tl\n[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n"
+	      "[switch s0]\n[link h0 s0]\n[link h1 s0]\n",
+	      t);
+	fclose(t);
+	a.topology = path;
+	assert_int_equal(daemon_init(&d, "switchd", &a, NODE_SWITCH), 0);
+	assert_true(d.ports[0].own_ignored);
+	assert_true(d.ports[1].own_ignored);
+	d.clock_ns = fake_clock;
+	d.clock_ctx = &f->clock;
+	d.eng = (struct daemon_engine){
+	    .ctx = f, .receive = fake_receive, .receive_frame = fake_receive_frame};
+	f->clock = EPOCH;
+	assert_true(daemon_start(&d, EPOCH, 0, err, sizeof(err)));
+	events_schedule(d.q, 4 * US, nothing, NULL);
+	line_promise(&d, 0, 5 * US, &seq[0]);
+	line_promise(&d, 1, 2 * US, &seq[1]);
+	daemon_advance(&d);
+	assert_int_equal(d.floor, 2 * US);
+	assert_int_equal(d.ports[0].promised, 3 * US);
+	assert_int_equal(d.ports[1].promised, 5 * US);
+	/* The event runs; h1's promise still holds h0's back. */
+	line_promise(&d, 1, 4500000, &seq[1]);
+	daemon_advance(&d);
+	assert_int_equal(d.floor, 4500000);
+	assert_int_equal(d.ports[0].promised, 5500000);
+	assert_int_equal(d.ports[1].promised, 6 * US);
+	daemon_finish(&d);
+	daemon_destroy(&d);
+
+	a.node = "h0";
+	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 0);
+	assert_false(d.ports[0].own_ignored);
+	daemon_destroy(&d);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 /* ---- control clients (issue 13, failure 5) ---- */
@@ -999,6 +1071,7 @@ int main(void)
 	    cmocka_unit_test(test_args),
 	    T(test_init_refuses_wrong_node),
 	    T(test_rx_queues_from_the_lookahead),
+	    T(test_switch_promises_without_its_own_peer),
 	    T(test_ctl_clients_cannot_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -199,6 +199,11 @@ static void test_leaf_spine_ecmp(void **state)
 	assert_int_equal(t->nodes[spine2].ports[e->port[0]].peer, leaf0);
 	assert_int_equal((e = topology_ecmp(t, spine2, h3))->count, 1);
 	assert_int_equal(t->nodes[spine2].ports[e->port[0]].peer, leaf1);
+	/* Shortest paths never send a frame back out of the port it came in
+	 * on (docs/promises.md, Lookahead). */
+	for (int i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].kind == NODE_SWITCH)
+			assert_int_equal(topology_reflects(t, i), 0);
 	/* switch-to-switch ports at their own rate */
 	assert_int_equal(topology_port_rate(t, leaf0, 2), 800 * GBPS);
 	assert_int_equal(topology_port_rate(t, leaf0, 0), 400 * GBPS);
@@ -344,6 +349,8 @@ static void test_externals_and_delay_rule(void **state)
 	assert_int_equal(topology_port_rate(t, 2, 1), 10 * GBPS);
 	assert_int_equal((e = topology_ecmp(t, 2, 1))->count, 1);
 	assert_int_equal(e->port[0], 1);
+	/* an external endpoint may send to its own address: port 1 reflects */
+	assert_int_equal(topology_reflects(t, 2), 1 << 1);
 	topology_free(t);
 
 	path = write_temp("[nic h0]\nip = 10.0.0.1\n[external x0]\nip = 10.0.0.2\nMSS = 1024\n"

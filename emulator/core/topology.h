@@ -185,6 +185,12 @@ void topology_routes_free(struct topology *t);
  * bytes serialized at every hop, both ways, plus the links' delays). */
 ps_t topology_fabric_rtt(const struct topology *t);
 
+/* The ports of switch sw by which a frame that came in on them may leave
+ * again (bit p = port p), from the routes (docs/promises.md, Lookahead): a
+ * frame from a switch peer for endpoint d came by the peer's set for d; a
+ * NIC sends to any endpoint but itself; an external endpoint, anything. */
+uint64_t topology_reflects(const struct topology *t, int sw);
+
 /* The ECMP set of switch `sw` towards NIC or external `dst`; count 0 =
  * none. */
 static inline const struct topo_ecmp *topology_ecmp(const struct topology *t, int sw, int dst)

@@ -344,3 +344,34 @@ ps_t topology_fabric_rtt(const struct topology *t)
 	free(cls);
 	return longest;
 }
+
+/* Whether a frame for endpoint d can come in on port k of switch sw. */
+static bool comes_in(const struct topology *t, int sw, int k, int d)
+{
+	const struct topo_port *tp = &t->nodes[sw].ports[k];
+
+	switch (t->nodes[tp->peer].kind) {
+	case NODE_SWITCH:
+		return topology_ecmp(t, tp->peer, d)->ports >> tp->peer_port & 1;
+	case NODE_NIC:
+		return tp->peer != d;
+	default:
+		return true;
+	}
+}
+
+uint64_t topology_reflects(const struct topology *t, int sw)
+{
+	uint64_t r = 0;
+
+	for (int d = 0; d < t->nnodes; d++) {
+		uint64_t out;
+		if (!is_endpoint(t, d))
+			continue;
+		out = topology_ecmp(t, sw, d)->ports & ~r;
+		for (int k = 0; out; k++, out >>= 1)
+			if ((out & 1) && comes_in(t, sw, k, d))
+				r |= 1ULL << k;
+	}
+	return r;
+}

@@ -64,15 +64,20 @@ static ps_t paced_cap(const struct daemon *d, uint64_t mono)
  * about 1 / DAEMON_PACED_TICK_NS times a second (two idle neighbours that
  * answered each clock-driven promise with one of their own would never
  * rest); a command takes effect at most two ticks after the clock. */
-static ps_t floor_at(const struct daemon *d, uint64_t mono)
+static ps_t floor_below(const struct daemon *d, ps_t s, uint64_t mono)
 {
-	ps_t f = d->safe, next = events_next(d->q);
+	ps_t f = s, next = events_next(d->q);
 
 	if (next < f)
 		f = next;
 	if (!d->max && paced_cap(d, mono) < f)
 		f = paced_cap(d, mono);
 	return f < d->floor ? d->floor : f;
+}
+
+static ps_t floor_at(const struct daemon *d, uint64_t mono)
+{
+	return floor_below(d, d->safe, mono);
 }
 
 static void send_promise(struct daemon *d, struct daemon_port *port, ps_t promise)
@@ -131,20 +136,47 @@ static bool promise_due(const struct daemon *d, const struct daemon_port *port, 
 	return d->want > port->want_sent && port->promise_in <= d->want;
 }
 
+/* The least promise of the ports other than the one holding the least
+ * (PS_NEVER with one port), and which that one is. */
+static ps_t safe_but_least(const struct daemon *d, int *least)
+{
+	ps_t s1 = PS_NEVER, s2 = PS_NEVER;
+
+	*least = -1;
+	for (int i = 0; i < d->nports; i++) {
+		ps_t p = d->ports[i].promise_in;
+		if (p < s1) {
+			s2 = s1;
+			s1 = p;
+			*least = i;
+		} else if (p < s2) {
+			s2 = p;
+		}
+	}
+	return s2;
+}
+
 /* On each port to a daemon, the least arrival of anything still to come,
- * sent only when it moves the peer forward (and, conducted, when wanted). */
+ * sent only when it moves the peer forward (and, conducted, when wanted).
+ * The floor behind it is F, but for a port whose own promise holds S back
+ * and that may ignore it, the floor below the others' (docs/promises.md,
+ * Lookahead). */
 static void send_promises(struct daemon *d, uint64_t mono)
 {
+	int least;
+	ps_t s2 = safe_but_least(d, &least);
+
 	d->floor = floor_at(d, mono);
 	if (d->conducted)
 		d->want = want_of(d);
 	for (int i = 0; i < d->nports; i++) {
 		struct daemon_port *port = &d->ports[i];
-		ps_t p;
+		ps_t f = d->floor, p;
 		if (!port->stamped)
 			continue;
-		p = d->eng.tx_floor ? d->eng.tx_floor(d->eng.ctx, i, d->floor)
-				    : d->floor + d->links[i].delay;
+		if (i == least && port->own_ignored)
+			f = floor_below(d, s2, mono);
+		p = d->eng.tx_floor ? d->eng.tx_floor(d->eng.ctx, i, f) : f + d->links[i].delay;
 		if (promise_due(d, port, p))
 			send_promise(d, port, p > port->promised ? p : port->promised);
 	}

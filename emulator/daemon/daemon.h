@@ -204,6 +204,9 @@ struct daemon_port {
 	struct port *io; /* NULL until daemon_open_io (and in tests) */
 	int peer;	 /* topology node at the far end */
 	bool stamped;	 /* the peer is an mrcemu daemon: trailers */
+	/* a switch's port by which nothing that came in on it leaves: its
+	 * promise waits not for its own peer's (docs/promises.md, Lookahead) */
+	bool own_ignored;
 	bool icrc;	 /* frames arriving here end with an ICRC */
 	uint32_t rx_id;	 /* receiving port of rule 16: node x 64 + port */
 	uint64_t rx_seq; /* frames received: the link's frame sequence */

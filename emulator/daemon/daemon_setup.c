@@ -174,6 +174,24 @@ struct port_rx_size daemon_rx_size(const struct daemon *d, int i)
 	return rx;
 }
 
+/* docs/promises.md, Lookahead: a switch's port by which no frame that came
+ * in on it can leave promises without its own peer's promise; not when an
+ * external endpoint, which may forge any source, is anywhere in the
+ * topology. */
+static void init_own_ignored(struct daemon *d)
+{
+	uint64_t reflects;
+
+	if (d->me->kind != NODE_SWITCH)
+		return;
+	for (int i = 0; i < d->t->nnodes; i++)
+		if (d->t->nodes[i].kind == NODE_EXTERNAL)
+			return;
+	reflects = topology_reflects(d->t, d->node);
+	for (int i = 0; i < d->nports; i++)
+		d->ports[i].own_ignored = d->ports[i].stamped && !(reflects >> i & 1);
+}
+
 static void init_ports(struct daemon *d, const struct daemon_args *a)
 {
 	d->nports = d->me->nports;
@@ -202,6 +220,7 @@ static void init_ports(struct daemon *d, const struct daemon_args *a)
 		port->rx_id = (uint32_t)(d->node * TOPO_MAX_PORTS + i); /* as mrcemu sim */
 		port->ser_min = time_serialize(WIRE_MIN_LEN, topology_port_rate(d->t, d->node, i));
 	}
+	init_own_ignored(d);
 }
 
 static int open_captures(struct daemon *d)

@@ -85,6 +85,8 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	struct switch_attrs a = sw->a;
 
 	port->sw = sw;
+	port->cls = &sw->classes[(size_t)i * (size_t)sw->ntc];
+	port->last = sw->lasts ? &sw->lasts[(size_t)i * (size_t)sw->ntc] : NULL;
 	port->index = i;
 	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);
 	config_switch_resolve(&a, port->out.rate);
@@ -95,15 +97,28 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->drr_fresh = true;
 }
 
-/* Ports on cache-line boundaries (struct sw_class), zeroed. */
-static struct sw_port *ports_alloc(int n)
+/* n ports, or their classes, on cache-line boundaries, zeroed. */
+static void *lines_alloc(size_t n, size_t size)
 {
-	size_t size = (n ? (size_t)n : 1) * sizeof(struct sw_port);
-	struct sw_port *p = aligned_alloc(_Alignof(struct sw_port), size);
+	void *p;
 
-	if (p)
+	size *= n ? n : 1;
+	if ((p = aligned_alloc(64, size)))
 		memset(p, 0, size);
 	return p;
+}
+
+/* Each port's classes, and their counters at the last stats row when the
+ * switch writes stats rows. */
+static bool ports_alloc(struct sw *sw, int nports)
+{
+	size_t n = (size_t)nports * (size_t)sw->ntc;
+
+	sw->ports = lines_alloc((size_t)nports, sizeof(struct sw_port));
+	sw->classes = lines_alloc(n, sizeof(struct sw_class));
+	if (sw->stats)
+		sw->lasts = calloc(n ? n : 1, sizeof(struct sw_counters));
+	return sw->ports && sw->classes && (!sw->stats || sw->lasts);
 }
 static void say_trimming_inactive(const struct sw *sw)
 {
@@ -136,25 +151,25 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		return NULL;
 	}
 	sw = aligned_alloc(_Alignof(struct sw), sizeof(*sw));
-	if (sw)
-		memset(sw, 0, sizeof(*sw));
 	if (sw) {
+		memset(sw, 0, sizeof(*sw));
 		sw->t = prm->topo;
 		sw->node = prm->node;
+		sw->a = n->sw;
+		sw->stats = sw->a.stats ? prm->stats : NULL;
+		sw->ntc = sw->a.uet_policy ? SW_UET_NUM_TC : SW_NUM_TC;
 	}
-	if (!sw || !(sw->ports = ports_alloc(n->nports))) {
+	if (!sw || !ports_alloc(sw, n->nports)) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
 		sw_free(sw);
 		return NULL;
 	}
 	snprintf(sw->name, sizeof(sw->name), "%s", prm->name ? prm->name : n->name);
-	sw->a = n->sw;
 	sw->seed = hash_seed(prm->topo->emu.seed, n->name);
 	memcpy(sw->mac, n->mac, 6);
 	sw->ev = prm->events;
 	sw->pool = prm->pool;
 	sw->host = prm->host;
-	sw->stats = sw->a.stats ? prm->stats : NULL;
 	rng_seed(&sw->rng, prm->topo->emu.seed, n->name);
 	/* Seed, Packet marking: trimming runs only under the UET policy. */
 	sw->trim_active = sw->a.uet_policy && sw->a.trimming;
@@ -178,7 +193,7 @@ void sw_free(struct sw *sw)
 		return;
 	for (int i = 0; sw->ports && i < sw->nports; i++) {
 		struct sw_port *port = &sw->ports[i];
-		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+		for (int tc = 0; tc < sw->ntc; tc++) {
 			struct sw_queue *q = &port->cls[tc].q;
 			for (uint32_t k = 0; k < q->n; k++)
 				pkt_put(sw->pool, q->ring[(q->head + k) & (q->cap - 1)].p);
@@ -186,6 +201,8 @@ void sw_free(struct sw *sw)
 		}
 	}
 	free(sw->ports);
+	free(sw->classes);
+	free(sw->lasts);
 	free(sw);
 }
 
@@ -505,7 +522,7 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 	if (!down)
 		return;
 	/* A cut fibre: what waits for the port is lost with it. */
-	for (int tc = 0; tc < SW_NUM_TC; tc++)
+	for (int tc = 0; tc < sw->ntc; tc++)
 		while (sp->cls[tc].q.n) {
 			uint32_t len;
 			drop(sw, sp, tc, pop(sp, tc, &len), SW_DROP_PORT_DOWN);

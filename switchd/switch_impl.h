@@ -12,6 +12,7 @@
 
 #define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
 #define TC_CONTROL 2
+#define SW_UET_NUM_TC 3 /* TC0, TC_TRIMMED, TC_CONTROL */
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
  * weight splits it.  Large against a frame, so each visit sends several. */
 #define DRR_ROUND 16384
@@ -64,8 +65,9 @@ struct sw_class {
 
 struct sw_port {
 	/* read for every frame */
-	struct sw *sw;
-	struct egress out; /* serialization, the link's verdict, hand-over */
+	_Alignas(64) struct sw *sw;
+	struct sw_class *cls; /* its sw->ntc classes, in sw->classes */
+	struct egress out;    /* serialization, the link's verdict, hand-over */
 	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
 	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
 	bool wake_pending; /* port_free is scheduled at out.busy_until */
@@ -79,8 +81,8 @@ struct sw_port {
 	uint64_t deficit[2];
 
 	const char *peer_name;
-	struct sw_class cls[SW_NUM_TC];
-	struct sw_counters last[SW_NUM_TC]; /* at the last stats row */
+	struct sw_counters *last; /* its classes' at the last stats row, in
+				   * sw->lasts (with switch stats only) */
 };
 
 /* What every frame reads comes first, a cache line for forwarding and one
@@ -103,6 +105,12 @@ struct sw {
 
 	char name[TOPO_NAME_MAX];
 	int nports;
+	/* Its ports' classes, ntc of each: under the UET policy only TC0..TC2
+	 * carry traffic (sw_classify), else TC = DSCP / 8 may be any of
+	 * SW_NUM_TC.  The ports' counters at the last stats row likewise. */
+	int ntc;
+	struct sw_class *classes;
+	struct sw_counters *lasts;
 	struct csv *stats;
 	uint64_t rx_drop_payload, rx_drop_no_memory, rx_drop_wire[WIRE_ERROR_COUNT];
 };

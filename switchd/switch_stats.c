@@ -51,7 +51,7 @@ const char *sw_check(const struct sw *sw, char *why, size_t len)
 	const char *r = NULL;
 
 	for (int i = 0; !r && i < sw->nports; i++)
-		for (int tc = 0; !r && tc < SW_NUM_TC; tc++)
+		for (int tc = 0; !r && tc < sw->ntc; tc++)
 			r = check_class(&sw->ports[i], tc, why, len);
 	return r;
 }
@@ -97,7 +97,7 @@ static void stats_rows(struct sw *sw, ps_t now, bool final)
 {
 	for (int i = 0; i < sw->nports; i++) {
 		struct sw_port *port = &sw->ports[i];
-		for (int tc = 0; tc < SW_NUM_TC; tc++)
+		for (int tc = 0; tc < sw->ntc; tc++)
 			if (final ? (port->seen >> tc & 1) : class_active(port, tc))
 				stats_row(sw, port, tc, now);
 	}
@@ -119,7 +119,7 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 {
 	for (int i = 0; i < sw->nports; i++) {
 		struct sw_port *port = &sw->ports[i];
-		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+		for (int tc = 0; tc < sw->ntc; tc++) {
 			struct sw_class *k = &port->cls[tc];
 			uint64_t dropped = 0;
 			if (!(port->seen >> tc & 1))
@@ -215,7 +215,7 @@ static uint64_t class_total(const struct sw *sw, size_t k)
 	uint64_t sum = 0;
 
 	for (int i = 0; i < sw->nports; i++)
-		for (int tc = 0; tc < SW_NUM_TC; tc++) {
+		for (int tc = 0; tc < sw->ntc; tc++) {
 			uint64_t v = class_counter(&sw->ports[i], tc, k);
 			sum = k == SW_CLASS_PEAK ? (v > sum ? v : sum) : sum + v;
 		}
@@ -281,9 +281,10 @@ uint64_t sw_port_counter(const struct sw *sw, int port, int tc, const char *name
 			return counter_value(sw, i); /* per switch */
 	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
 		return UINT64_MAX;
+	/* A class the switch does not keep never carries traffic: zero. */
 	for (size_t k = 0; k < SW_CLASS_COUNTERS; k++)
 		if (!strcmp(class_counter_name(k), name))
-			return class_counter(&sw->ports[port], tc, k);
+			return tc < sw->ntc ? class_counter(&sw->ports[port], tc, k) : 0;
 	return UINT64_MAX;
 }
 
@@ -304,7 +305,7 @@ const char *sw_stats_header(void)
 
 uint64_t sw_queue_bytes(const struct sw *sw, int port, int tc)
 {
-	if (port < 0 || port >= sw->nports || tc < 0 || tc >= SW_NUM_TC)
+	if (port < 0 || port >= sw->nports || tc < 0 || tc >= sw->ntc)
 		return 0;
 	return sw->ports[port].cls[tc].q.bytes;
 }

@@ -778,6 +778,33 @@ static void test_pattern(void **state)
 	assert_int_equal(wire_pattern_check(buf, sizeof buf, VEC_IP_A, 7, 1000), 2);
 }
 
+/* Fill and check by runs of the pattern: the same bytes as one at a time,
+ * across the runs' seams, at every phase and up to a jumbo frame. */
+static void test_pattern_runs(void **state)
+{
+	static uint8_t buf[9100];
+	const uint32_t lens[] = {0, 1, 250, 251, 252, 4015, 4016, 4017, 4096, 8032, 9100};
+
+	(void)state;
+	for (uint64_t o = 0; o < 260; o += 7)
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			uint32_t len = lens[k];
+			memset(buf, 0xEE, sizeof(buf));
+			wire_pattern_fill(buf, len, VEC_IP_A, 3, o);
+			for (uint32_t i = 0; i < len; i++)
+				assert_int_equal(buf[i], wire_pattern_byte(VEC_IP_A, 3, o + i));
+			if (len < sizeof(buf))
+				assert_int_equal(buf[len], 0xEE);
+			assert_int_equal(wire_pattern_check(buf, len, VEC_IP_A, 3, o), 0);
+			if (len > 4017) {
+				buf[4015] ^= 1; /* either side of the first seam */
+				buf[4016] ^= 1;
+				buf[len - 1] ^= 0xFF;
+				assert_int_equal(wire_pattern_check(buf, len, VEC_IP_A, 3, o), 3);
+			}
+		}
+}
+
 static void test_psn(void **state)
 {
 	(void)state;
@@ -965,6 +992,7 @@ int main(void)
 	    cmocka_unit_test(test_truncations),
 	    cmocka_unit_test(test_icrc),
 	    cmocka_unit_test(test_pattern),
+	    cmocka_unit_test(test_pattern_runs),
 	    cmocka_unit_test(test_psn),
 	    cmocka_unit_test(test_trailer),
 	    cmocka_unit_test(test_promise_frame),

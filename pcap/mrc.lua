@@ -1033,9 +1033,10 @@ local function dissect_trailer(tvb, pinfo, tree)
 end
 
 -- Promise frames between two daemons (docs/promises.md): EtherType 0x88B5,
--- "MRP1", the promise in ps (64 bits), the link's sequence number (32 bits)
--- and the sender's want in ps (64 bits), big-endian: no frame below the
--- promise comes on this link any more.
+-- "MRP1", the promise in ps (64 bits), the link's sequence number (32 bits),
+-- the sender's want and its end bound (T_end is at least this) in ps (64
+-- bits each), big-endian: no frame below the promise comes on this link
+-- any more.
 local mrp = Proto("mrp", "MRC promise")
 local PROMISE_LEN = 16
 local pf = {
@@ -1043,8 +1044,9 @@ local pf = {
 	promise = ProtoField.uint64("mrp.promise", "Promise (ps)", base.DEC),
 	seq = ProtoField.uint32("mrp.seq", "Link sequence number", base.DEC),
 	want = ProtoField.uint64("mrp.want", "Want (ps)", base.DEC),
+	end_bound = ProtoField.uint64("mrp.end", "End bound (ps)", base.DEC),
 }
-mrp.fields = {pf.magic, pf.promise, pf.seq, pf.want}
+mrp.fields = {pf.magic, pf.promise, pf.seq, pf.want, pf.end_bound}
 local ef_promise_short = ProtoExpert.new("mrp.short", "Promise frame too short",
 	expert.group.MALFORMED, expert.severity.ERROR)
 mrp.experts = {ef_promise_short}
@@ -1064,6 +1066,10 @@ function mrp.dissector(tvb, pinfo, tree)
 	if tvb:len() >= PROMISE_LEN + 8 then
 		t:set_len(PROMISE_LEN + 8)
 		t:add(pf.want, tvb(16, 8))
+	end
+	if tvb:len() >= PROMISE_LEN + 16 then
+		t:set_len(PROMISE_LEN + 16)
+		t:add(pf.end_bound, tvb(24, 8))
 	end
 	t:append_text(", " .. tostring(promise) .. " ps, seq " .. tvb(12, 4):uint())
 	pinfo.cols.info = "Promise " .. tostring(promise) .. " ps, seq " .. tvb(12, 4):uint()

@@ -468,19 +468,21 @@ check_clean trailer "$tmp/trailer.pcap"
 
 # --- Promise frames (docs/promises.md) ----------------------------------------
 # h1 to h0: EtherType 0x88B5, "MRP1", promise 0x0102030405 ps, sequence 42,
-# want 0x1234 ps, zero padding to 60 bytes; then one cut after the magic.
+# want 0x1234 ps, end bound 0x5678 ps, zero padding to 60 bytes; then one
+# cut after the magic.
 {
 	printf '000000 02 00 00 00 00 01 02 00 00 00 00 02 88 b5 4d 52 50 31 00 00 00 01 02 03 04 05 00 00 00 2a'
-	printf ' 00 00 00 00 00 00 12 34'
-	printf ' 00%.0s' $(seq 22)
+	printf ' 00 00 00 00 00 00 12 34 00 00 00 00 00 00 56 78'
+	printf ' 00%.0s' $(seq 14)
 	printf '\n000000 02 00 00 00 00 01 02 00 00 00 00 02 88 b5 4d 52 50 31 00 00\n'
 } >"$tmp/promise.txt"
 text2pcap -q "$tmp/promise.txt" "$tmp/promise.pcap" 2>>"$tmp/stderr"
-load_fields "$tmp/promise.pcap" p mrp.promise mrp.seq mrp.want _ws.col.Protocol _ws.expert.message
+load_fields "$tmp/promise.pcap" p mrp.promise mrp.seq mrp.want mrp.end _ws.col.Protocol _ws.expert.message
 expect_frames p promise <<'EOF'
 1 mrp.promise 4328719365
 1 mrp.seq 42
 1 mrp.want 4660
+1 mrp.end 22136
 1 _ws.col.Protocol MRP
 1 _ws.expert.message -
 2 mrp.promise -

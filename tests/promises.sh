@@ -185,6 +185,43 @@ check gap-virtual-time grep -q '^virtual time: 5\.' "$tmp/gap-max.out"
 check gap-few-promises test "${gap_promises:-99999}" -lt 2000
 check gap-granted grep -qE ', [1-9][0-9]* idle grants$' "$tmp/gap-max.out"
 
+# ---- 1b'. a quiet daemon's timer mid-run needs no grant ----------------------
+# h2 sends and receives nothing while h0 sends h1 8 MiB at 40 Gbps (1.7 ms):
+# its 1 ms statistics tick is past all it knows of T_end, and the switch
+# cannot go past it without h2's promise.  The switch's end bound, in its
+# promise frames, tells h2 that T_end is beyond it (docs/promises.md, No
+# event after T_end): no grant mid-run (before: the fabric stalled there
+# until the launcher granted the tick).
+quiet=$tmp/quiet.ini
+cat >"$quiet" <<EOF
+[emulation]
+name = ${emu}q
+seed = 1
+[nic h0]
+ip = 10.0.0.1
+[nic h1]
+ip = 10.0.0.2
+[nic h2]
+ip = 10.0.0.3
+[switch s0]
+[link h0 s0]
+rate = 40Gbps
+delay = 1us
+[link h1 s0]
+rate = 40Gbps
+delay = 1us
+[link h2 s0]
+rate = 40Gbps
+delay = 1us
+[workload]
+file = quiet.csv
+EOF
+printf 'id,at,src,dst,bytes,after\n1,0ns,h0,h1,8MiB,\n' >"$tmp/quiet.csv"
+sim_of "$quiet"
+run_case quiet-max "$quiet" max
+check quiet-tick-ran test "$(grep -c '^1000000000,h2,' "$tmp/quiet-max/mrc-transport-stats.csv")" -eq 1
+check quiet-no-grant grep -qE ', 0 idle grants$' "$tmp/quiet-max.out"
+
 # ---- 1c. --until at max: cut where sim cuts ----------------------------------
 # sim --until runs every event up to that time and none after, and ends at
 # the last it ran; at max the daemons run no event after it either, and the

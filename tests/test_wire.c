@@ -868,17 +868,19 @@ static void test_trailer(void **state)
 }
 
 /* docs/promises.md: a promise frame is Ethernet's minimum frame, EtherType
- * 0x88B5, "MRP1", the promise (64 bits) and the sequence (32 bits), all
- * big-endian; nothing else is one. */
+ * 0x88B5, "MRP1", the promise (64 bits), the sequence (32 bits), the want
+ * and the end bound (64 bits each), all big-endian; nothing else is one. */
 static void test_promise_frame(void **state)
 {
 	static const uint8_t bytes[] = {
 	    0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
 	    0x88, 0xB5, 'M',  'R',  'P',  '1',  0x00, 0x00, 0x00, 0x01, 0x02, 0x03,
 	    0x04, 0x05, 0x00, 0x00, 0x00, 0x2A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	    0x12, 0x34};
+	    0x12, 0x34, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x56, 0x78};
 	uint8_t a[6] = {2, 0, 0, 0, 0, 1}, b[6] = {2, 0, 0, 0, 0, 2}, f[WIRE_PROMISE_LEN];
-	struct wire_promise w = {.promise = 0x0102030405ULL, .want = 0x1234, .seq = 42}, r;
+	struct wire_promise w = {.promise = 0x0102030405ULL, .want = 0x1234, .end = 0x5678,
+				 .seq = 42},
+			    r;
 
 	(void)state;
 	assert_int_equal(wire_promise_put(f, b, a, &w), 60);
@@ -889,6 +891,11 @@ static void test_promise_frame(void **state)
 	assert_int_equal(r.promise, 0x0102030405ULL);
 	assert_int_equal(r.seq, 42);
 	assert_int_equal(r.want, 0x1234);
+	assert_int_equal(r.end, 0x5678);
+	/* The second version's 24 bytes: no end bound. */
+	assert_true(wire_promise_get(f, 38, &r));
+	assert_int_equal(r.want, 0x1234);
+	assert_int_equal(r.end, 0);
 	/* The first version's 16 bytes: no want. */
 	assert_true(wire_promise_get(f, 30, &r));
 	assert_int_equal(r.want, 0);

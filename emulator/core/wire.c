@@ -702,6 +702,7 @@ size_t wire_promise_put(uint8_t *frame, const uint8_t dst[6], const uint8_t src[
 	put64(frame + WIRE_ETH_LEN + 4, p->promise);
 	put32(frame + WIRE_ETH_LEN + 12, p->seq);
 	put64(frame + WIRE_ETH_LEN + 16, p->want);
+	put64(frame + WIRE_ETH_LEN + 24, p->end);
 	return WIRE_PROMISE_LEN;
 }
 
@@ -713,6 +714,7 @@ bool wire_promise_get(const uint8_t *frame, size_t len, struct wire_promise *p)
 	p->promise = get64(frame + WIRE_ETH_LEN + 4);
 	p->seq = get32(frame + WIRE_ETH_LEN + 12);
 	p->want = len >= WIRE_ETH_LEN + 24 ? get64(frame + WIRE_ETH_LEN + 16) : 0;
+	p->end = len >= WIRE_ETH_LEN + 32 ? get64(frame + WIRE_ETH_LEN + 24) : 0;
 	return true;
 }
 

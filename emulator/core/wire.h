@@ -328,20 +328,22 @@ bool wire_trailer_get(const uint8_t *frame, size_t len, ps_t *arrival, uint32_t 
 /* A promise frame (docs/promises.md): a minimum Ethernet frame with
  * EtherType 0x88B5 (IEEE local experimental), then "MRP1", the promise in
  * ps (64 bits big-endian: no frame with a virtual arrival below it comes on
- * this link any more), the link's sequence number (32 bits) and the
- * sender's want (64 bits: it needs promises above this to go on; 0: none). */
+ * this link any more), the link's sequence number (32 bits), the sender's
+ * want (64 bits: it needs promises above this to go on; 0: none) and its
+ * end bound (64 bits: T_end is at least this; 0: nothing known). */
 #define WIRE_ETHERTYPE_PROMISE 0x88B5
 #define WIRE_PROMISE_LEN       60 /* without the FCS: Ethernet's minimum */
 struct wire_promise {
 	ps_t promise;
 	ps_t want;
+	ps_t end;
 	uint32_t seq;
 };
 /* Build one into frame (WIRE_PROMISE_LEN bytes); returns its length. */
 size_t wire_promise_put(uint8_t *frame, const uint8_t dst[6], const uint8_t src[6],
 			const struct wire_promise *p);
 /* Whether frame is a promise frame (EtherType and magic); if so its
- * content (a frame too short for the want reads want 0). */
+ * content (a frame too short for the want or the end bound reads 0). */
 bool wire_promise_get(const uint8_t *frame, size_t len, struct wire_promise *p);
 
 /* A pool of packets: no allocation per packet.  It grows

@@ -83,11 +83,13 @@ static ps_t floor_at(const struct daemon *d, uint64_t mono)
 static void send_promise(struct daemon *d, struct daemon_port *port, ps_t promise)
 {
 	uint8_t *buf = port->io ? port_tx_buf(port->io) : d->scratch;
-	struct wire_promise w = {.promise = promise, .want = d->want, .seq = port->tx_link_seq++};
+	struct wire_promise w = {
+	    .promise = promise, .want = d->want, .end = d->end_bound, .seq = port->tx_link_seq++};
 	size_t n = wire_promise_put(buf, d->t->nodes[port->peer].mac, d->me->mac, &w);
 
 	port->promised = promise;
 	port->want_sent = d->want;
+	port->end_sent = d->end_bound;
 	port->promises_tx++;
 	if (port->io)
 		port_tx_commit(port->io, n);
@@ -124,7 +126,9 @@ static ps_t want_of(const struct daemon *d)
 
 /* Whether a conducted daemon sends on port: its promise moved and the peer
  * wants it (up to a few lookaheads past its want, so a busy peer need not
- * ask each time), or our want went up while the peer holds us back. */
+ * ask each time), or our want went up while the peer holds us back, or our
+ * end bound did while we wait for it (it may be waiting to learn that T_end
+ * is past its next event: No event after T_end). */
 static bool promise_due(const struct daemon *d, const struct daemon_port *port, ps_t p)
 {
 	ps_t horizon = DAEMON_WANT_LOOKAHEADS * lookahead(d, port->index);
@@ -133,7 +137,9 @@ static bool promise_due(const struct daemon *d, const struct daemon_port *port, 
 		return p > port->promised;
 	if (p > port->promised && port->promised < port->want_in + horizon)
 		return true;
-	return d->want > port->want_sent && port->promise_in <= d->want;
+	return (d->want > port->want_sent ||
+		(d->end_bound > port->end_sent && daemon_idle(d))) &&
+	       port->promise_in <= d->want;
 }
 
 /* The least promise of the ports other than the one holding the least
@@ -169,6 +175,7 @@ static void send_promises(struct daemon *d, uint64_t mono)
 	d->floor = floor_at(d, mono);
 	if (d->conducted)
 		d->want = want_of(d);
+	d->end_bound = daemon_end_bound(d);
 	for (int i = 0; i < d->nports; i++) {
 		struct daemon_port *port = &d->ports[i];
 		ps_t f = d->floor, p;
@@ -217,6 +224,19 @@ bool daemon_busy(const struct daemon *d)
 	if (d->eng.progress)
 		d->eng.progress(d->eng.ctx, &pr);
 	return pr.sends_finished < pr.sends || pr.receives_done < pr.receives;
+}
+
+ps_t daemon_end_bound(const struct daemon *d)
+{
+	struct daemon_progress pr = {0};
+	ps_t e = d->end_known > d->busy_until ? d->end_known : d->busy_until;
+
+	if (!d->conducted || !d->max)
+		return 0;
+	if (d->eng.progress)
+		d->eng.progress(d->eng.ctx, &pr);
+	e = pr.last_done > e ? pr.last_done : e;
+	return daemon_busy(d) && d->floor > e ? d->floor : e;
 }
 
 bool daemon_may_run(const struct daemon *d, ps_t t)

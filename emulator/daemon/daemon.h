@@ -215,6 +215,7 @@ struct daemon_port {
 	ps_t promise_peer;	 /* the peer's own latest promise (or a stamp's) */
 	ps_t want_in;		 /* the peer's latest want (0: none) */
 	ps_t want_sent;		 /* ours, as last sent to the peer */
+	ps_t end_sent;		 /* our end bound, as last sent to the peer */
 	ps_t promised;		 /* ours to the peer, sent or implied by a stamp */
 	ps_t ser_min;		 /* a minimum frame at the link's rate */
 	uint32_t tx_link_seq;	 /* sequence number of the next frame we send */
@@ -274,7 +275,8 @@ struct daemon {
 	 * past T_end. */
 	bool conducted;
 	ps_t want;	 /* what this daemon needs its promises above (0: nothing) */
-	ps_t end_known; /* T_end is above this: from grants */
+	ps_t end_known; /* T_end is above this: from grants and peers' end bounds */
+	ps_t end_bound; /* what it tells its peers T_end is at least (daemon_end_bound) */
 	ps_t until;	/* `run --until` at max: no event after it runs (0: none) */
 	ps_t cmd_min;	/* `hold`: commands take effect no earlier than this */
 	uint64_t grants;
@@ -370,6 +372,13 @@ void daemon_hold(struct daemon *d, ps_t g);
 
 /* Whether the daemon holds a frame or has a message of its own open. */
 bool daemon_busy(const struct daemon *d);
+
+/* What a daemon conducted at max knows T_end is at least, for its peers
+ * (docs/promises.md, No event after T_end): what it learnt (grants, its
+ * peers' bounds), its last completion, the last instant it held a frame or
+ * had one arrive, and while busy its floor (what it holds or has open ends
+ * no earlier); 0 otherwise. */
+ps_t daemon_end_bound(const struct daemon *d);
 
 /* Whether the daemon may run an event at t now that it is safe: always,
  * unless t is after `until` (`mrcemu sim --until` runs no event after it),

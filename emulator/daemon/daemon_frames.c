@@ -145,6 +145,9 @@ static void promise_in(struct daemon *d, struct daemon_port *port, const struct 
 	}
 	port->promise_peer = w->promise;
 	port->want_in = w->want;
+	/* T_end is at least what the peer knows it is (No event after T_end). */
+	if (w->end > d->end_known)
+		d->end_known = w->end;
 	if (w->promise > port->promise_in)
 		port->promise_in = w->promise;
 }

@@ -824,6 +824,20 @@ static void test_init_refuses_wrong_node(void **state)
 	assert_int_equal(f->d.ports[1].rx_id, 2 * TOPO_MAX_PORTS + 1);
 }
 
+/* Write text as topology file `name` in the fixture's folder; its path, in
+ * path (160 bytes). */
+static const char *write_topology(const struct fixture *f, char *path, const char *name,
+				  const char *text)
+{
+	FILE *t;
+
+	snprintf(path, 160, "%s/%s", f->dir, name);
+	assert_non_null(t = fopen(path, "w"));
+	fputs(text, t);
+	fclose(t);
+	return path;
+}
+
 /* Receive queues from the lookahead (docs/promises.md, Receive queues): the
  * frames a link can bring in [F, F + window), window = two delays and two
  * largest frames and a minimum frame, at a minimum frame's serialization
@@ -835,7 +849,6 @@ static void test_rx_queues_from_the_lookahead(void **state)
 	struct daemon_args a = {.topology = f->path, .node = "h0", .out = f->out};
 	struct port_rx_size rx;
 	char path[160];
-	FILE *t;
 
 	/* s0 faces an external endpoint: frames up to 9,216 bytes anywhere.
 	 * 400 Gbps (20 ps a byte), 1 us: window 2 x 1,000,000 + 2 x (9,216 +
@@ -851,13 +864,10 @@ static void test_rx_queues_from_the_lookahead(void **state)
 	 * + 12 = 1,118 bytes), 100 Gbps (80 ps a byte), 500 ns: window 2 x
 	 * 500,000 + 2 x 1,122 x 80 + 58 x 80 = 1,184,160 ps = 255.2 minimum
 	 * frames of 4,640 ps: 256 + 1 + 256 = 513 slots. */
-	snprintf(path, sizeof(path), "%s/rings.ini", f->dir);
-	assert_non_null(t = fopen(path, "w"));
-	fputs("[emulation]\nname = tr\n[nic]\nMSS = 1024\n[nic h0]\nip = 10.0.0.1\n"
-	      "[nic h1]\nip = 10.0.0.2\n[link h0 h1]\nrate = 100Gbps\ndelay = 500ns\n",
-	      t);
-	fclose(t);
-	a.topology = path;
+	a.topology = write_topology(f, path, "rings.ini",
+				    "[emulation]\nname = tr\n[nic]\nMSS = 1024\n[nic h0]\n"
+				    "ip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n[link h0 h1]\n"
+				    "rate = 100Gbps\ndelay = 500ns\n");
 	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 0);
 	rx = daemon_rx_size(&d, 0);
 	assert_int_equal(rx.slots, 513);
@@ -866,11 +876,9 @@ static void test_rx_queues_from_the_lookahead(void **state)
 
 	/* The defaults (400 Gbps, 1 us, MSS 4,096: 4,190-byte frames): 1,870 +
 	 * 1 + 256 = 2,127 slots of 4,256 bytes. */
-	assert_non_null(t = fopen(path, "w"));
-	fputs("[emulation]\nname = tr\n[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n"
-	      "[link h0 h1]\n",
-	      t);
-	fclose(t);
+	write_topology(f, path, "rings.ini",
+		       "[emulation]\nname = tr\n[nic h0]\nip = 10.0.0.1\n[nic h1]\n"
+		       "ip = 10.0.0.2\n[link h0 h1]\n");
 	assert_int_equal(daemon_init(&d, "nicd", &a, NODE_NIC), 0);
 	rx = daemon_rx_size(&d, 0);
 	assert_int_equal(rx.slots, 2127);
@@ -908,17 +916,12 @@ static void test_switch_promises_without_its_own_peer(void **state)
 	struct daemon_args a = {.topology = f->path, .node = "s0", .out = f->out};
 	uint32_t seq[2] = {0, 0};
 	char path[160], err[128];
-	FILE *t;
 
 	assert_false(f->d.ports[0].own_ignored);
 	assert_false(f->d.ports[1].own_ignored);
-	snprintf(path, sizeof(path), "%s/line.ini", f->dir);
-	assert_non_null(t = fopen(path, "w"));
-	fputs("[emulation]\nname = tl\n[nic h0]\nip = 10.0.0.1\n[nic h1]\nip = 10.0.0.2\n"
-	      "[switch s0]\n[link h0 s0]\n[link h1 s0]\n",
-	      t);
-	fclose(t);
-	a.topology = path;
+	a.topology = write_topology(f, path, "line.ini",
+				    "[emulation]\nname = tl\n[nic h0]\nip = 10.0.0.1\n[nic h1]\n"
+				    "ip = 10.0.0.2\n[switch s0]\n[link h0 s0]\n[link h1 s0]\n");
 	assert_int_equal(daemon_init(&d, "switchd", &a, NODE_SWITCH), 0);
 	assert_true(d.ports[0].own_ignored);
 	assert_true(d.ports[1].own_ignored);

@@ -1,58 +1,69 @@
 /* emulator/core/events.c — the event queue: a hierarchical timer wheel in ps
  * (docs/architecture.md, Time; docs/protocol.md §12 rule 16).
  *
- * Shape.  Time is cut into granules of 2^7 ps (128 ps).  The granule
- * being worked on, `cur`, and everything at or before it sit in a small
- * binary heap, `ready`, ordered exactly by (time, key, sequence); its entries
- * carry those three inline, so ordering never reads a node.  Later events sit
- * in a wheel of 4 levels: level L holds the events whose time first differs
- * from `cur` in bits 7+15L .. 21+15L, in the slot named by those bits (32,768
- * slots, found through three words of bitmap: top, summary, used), so the
- * whole 64-bit range fits and no overflow list is needed.  Level 0 spans
- * 4.2 us of one-granule slots: most events (serialization ends, PCIe
- * completions, link arrivals 1 us ahead) are filed there at once and move
- * only into `ready`; retransmission timers (150 us) wait in level 1 and are
- * mostly cancelled there.  Because a level's events all agree with `cur`
- * above that level and exceed it within it, the earliest wheel event is in
- * the lowest non-empty level, in its lowest non-empty slot — found with the
- * bitmaps, never by turning the wheel slot by slot.  Taking a slot moves
- * `cur` to the slot's start and re-files its events one level down or more
- * (or into `ready`); each event is filed at most once per level.
+ * Shape.  Four levels over the 64 bits of a picosecond time: level 0 has
+ * 2^18 slots of one picosecond (it spans 262 ns: serializations, PCIe
+ * steps), levels 1-3 have 2^16 slots each (level 1's slots are 262 ns wide
+ * and span 17 ms: link arrivals on an idle wire, the 150 us retransmission
+ * timers, mostly cancelled there).  Level L holds the events whose time
+ * first differs from `cur` in level L's bits, in the slot those bits name,
+ * found through three words of bitmap (top, summary, used), so the whole
+ * 64-bit range fits and no overflow list is needed.  Because a level's
+ * events all agree with `cur` above that level and exceed it within it, the
+ * earliest wheel event is in the lowest non-empty level, in its lowest
+ * non-empty slot — found with the bitmaps, never by turning the wheel slot
+ * by slot.  Taking a slot above level 0 moves `cur` to the slot's start and
+ * files its events again, lower; each event is filed at most once per level.
  *
- * Why 128 ps (issue 16): with 1.024 ns granules a 1,024-host fabric put
- * about 226 events in each, and `ready` pops cost some 270 instructions;
- * finer granules keep `ready` small (callgrind, scripts/bench-scale: 7 %
- * fewer instructions at 128 and 1,024 hosts, 3 % more at 8, where granules
- * were nearly empty already).  Events of one picosecond still share `ready`
- * (a permutation's hosts all start at 0 and run in step), hence Floyd's pop.
+ * Exact order without sorting.  Every slot list is kept in scheduling order
+ * (appended at its tail): when a slot is taken every lower level is empty,
+ * so the events it files again reach their new slots before any event
+ * scheduled later.  A level-0 slot is one picosecond, so its events differ
+ * only in order key and sequence; taking it makes it the `fifo`, the
+ * events of `cur` in the order they run.  That is its own order whenever
+ * its keys do not decrease (keyed events are arrivals, rule 16: about one a
+ * picosecond, and engine events have the highest key); otherwise its keyed
+ * events go to `ready`, a small binary heap on (time, key, sequence) whose
+ * entries carry those three inline.  `ready` also takes an event scheduled
+ * for a time before `cur` (cur may stand past now after a run stopped short
+ * of a slot), and a keyed event scheduled for `cur` itself, after moving
+ * the `fifo`'s keyed events into it.  So every `ready` entry precedes every
+ * `fifo` event, and the next event is `ready`'s top if there is one, else
+ * the `fifo`'s head.  An engine event scheduled for `cur` joins the `fifo`'s
+ * tail: its sequence is the latest.
  *
- * `cur` only moves forward, and only as far as the earliest pending slot
- * that is due; an event scheduled later at a time before `cur` goes straight
- * into `ready`, which is correct because everything in `ready` precedes
- * everything in the wheel.
+ * Why (issue 16): the previous wheel had 128 ps granules, each emptied into
+ * a binary heap of all its events; the heap's pushes and pops were about a
+ * third of the simulator's instructions.  Now an event costs a list append,
+ * rarely a filing one level down, and a list pop (callgrind, events alone,
+ * instructions per data packet: 11,626 -> 10,731 at 8 hosts, 13,741 ->
+ * 11,934 at 128, 13,906 -> 10,298 at 1,024).
  *
  * Events live in one array of 64-byte nodes on a free list, linked by index:
  * no allocation per event.  An id is (generation << 32) | index (node 0 is
  * never used, so no id is 0); a node's generation moves on when its event
  * runs or is cancelled, so stale ids are refused.  Cancelling an event in
- * `ready` leaves its entry there, dead (the node's state or sequence no
- * longer match), until it reaches the top; the top is always live. */
+ * the wheel or the `fifo` unlinks it; one in `ready` is left there, dead
+ * (the node's state or sequence no longer match), until it reaches the top;
+ * the top is always live. */
 #include "events.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GRANULE_BITS 7
-#define SLOT_BITS    15
-#define LEVELS	     4 /* 7 + 4 x 15 >= 64 */
-#define SLOTS	     (1u << SLOT_BITS)
-#define WORDS	     (SLOTS / 64)
-#define SUMMARY	     (WORDS / 64) /* at most 64: one `top` word */
-#define NIL	     0u /* no node: node 0 is never handed out */
-#define MAX_NODES    UINT32_MAX
+/* Level 0: 2^L0_BITS slots of 1 ps; levels 1-3: 2^UP_BITS slots each.  18
+ * bits (262 ns, 2 MB of slot lists) measured better than 16: fewer data
+ * frames' serializations (84 ns at 400 Gbps) cross a level-0 boundary. */
+#define L0_BITS	  18
+#define UP_BITS	  16
+#define LEVELS	  4 /* 18 + 3 x 16 >= 64 */
+#define L0_SLOTS  (1u << L0_BITS)
+#define UP_SLOTS  (1u << UP_BITS)
+#define NIL	  0u /* no node: node 0 is never handed out */
+#define MAX_NODES UINT32_MAX
 
-enum node_state { NODE_FREE, NODE_WHEEL, NODE_READY };
+enum node_state { NODE_FREE, NODE_WHEEL, NODE_FIFO, NODE_READY };
 
 struct node {
 	_Alignas(64) ps_t when; /* one cache line per node */
@@ -60,12 +71,17 @@ struct node {
 	uint64_t seq; /* scheduling order, the last tie-breaker */
 	events_fn fn;
 	void *arg;
-	uint32_t next; /* wheel slot list, or the free list */
-	uint32_t prev; /* wheel slot list; NIL at the head */
+	uint32_t next; /* slot list or `fifo`, or the free list */
+	uint32_t prev; /* slot list or `fifo`; NIL at the head */
 	uint32_t gen;
-	uint16_t slot; /* where in the wheel, while NODE_WHEEL */
+	uint32_t slot; /* where in the wheel, while NODE_WHEEL */
 	uint8_t level;
 	uint8_t state;
+};
+
+/* A list of nodes in scheduling order: a wheel slot, or the `fifo`. */
+struct list {
+	uint32_t head, tail;
 };
 
 /* A `ready` entry: the order inline, the node for what to run. */
@@ -78,17 +94,20 @@ struct ready_entry {
 
 struct wheel_level {
 	uint64_t top;		  /* bit t: summary[t] is non-zero */
-	uint64_t summary[SUMMARY]; /* bit w: used[w] is non-zero */
-	uint64_t used[WORDS];	  /* bit s: slot s is non-empty */
-	uint32_t head[SLOTS];
+	uint64_t summary[64]; /* bit w: used[w] is non-zero */
+	uint64_t *used;	      /* bit s: slot s is non-empty */
+	struct list *slot;
 };
 
 struct events {
 	ps_t now;
-	ps_t cur; /* start of the granule `ready` is working on */
+	ps_t cur; /* the picosecond the `fifo` is at; the wheel is after it */
 	uint64_t seq;
 	uint64_t executed;
 	size_t pending;
+
+	struct list fifo;    /* events at cur, in the order they run */
+	uint32_t fifo_keyed; /* how many lead it with keys below engine's */
 
 	struct ready_entry *ready; /* binary heap on (when, key, seq) */
 	uint32_t ready_len, ready_cap;
@@ -107,6 +126,17 @@ struct events {
 	struct wheel_level level[LEVELS];
 };
 
+static inline unsigned level_bits(unsigned level)
+{
+	return level ? UP_BITS : L0_BITS;
+}
+
+/* The lowest time bit a level's slots are named by. */
+static inline unsigned level_shift(unsigned level)
+{
+	return level ? L0_BITS + UP_BITS * (level - 1) : 0;
+}
+
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n);
@@ -119,7 +149,7 @@ static void *xrealloc(void *p, size_t n)
 
 struct events *events_new(void)
 {
-	/* calloc: the wheel's slot heads are mostly never touched, so their
+	/* calloc: the wheel's slot lists are mostly never touched, so their
 	 * pages need not be either. */
 	struct events *q = calloc(1, sizeof *q);
 
@@ -128,6 +158,15 @@ struct events *events_new(void)
 		abort();
 	}
 	q->n_nodes = 1;
+	for (unsigned l = 0; l < LEVELS; l++) {
+		size_t slots = (size_t)1 << level_bits(l);
+		q->level[l].used = calloc(slots / 64, sizeof(uint64_t));
+		q->level[l].slot = calloc(slots, sizeof(struct list));
+		if (!q->level[l].used || !q->level[l].slot) {
+			fprintf(stderr, "mrcemu: event queue: out of memory\n");
+			abort();
+		}
+	}
 	return q;
 }
 
@@ -135,6 +174,10 @@ void events_free(struct events *q)
 {
 	if (!q) {
 		return;
+	}
+	for (unsigned l = 0; l < LEVELS; l++) {
+		free(q->level[l].used);
+		free(q->level[l].slot);
 	}
 	free(q->nodes);
 	free(q->ready);
@@ -184,6 +227,52 @@ static void node_release(struct events *q, uint32_t i)
 	q->pending--;
 }
 
+/* ---- lists in scheduling order ---- */
+
+/* Appends node i; returns whether the list was empty. */
+static inline bool list_append(struct events *q, struct list *l, uint32_t i, struct node *n)
+{
+	uint32_t tail = l->tail;
+
+	n->next = NIL;
+	n->prev = tail;
+	l->tail = i;
+	if (tail) {
+		q->nodes[tail].next = i;
+		return false;
+	}
+	l->head = i;
+	return true;
+}
+
+static inline void list_prepend(struct events *q, struct list *l, uint32_t i, struct node *n)
+{
+	uint32_t head = l->head;
+
+	n->prev = NIL;
+	n->next = head;
+	l->head = i;
+	if (head) {
+		q->nodes[head].prev = i;
+	} else {
+		l->tail = i;
+	}
+}
+
+static inline void list_unlink(struct events *q, struct list *l, const struct node *n)
+{
+	if (n->prev) {
+		q->nodes[n->prev].next = n->next;
+	} else {
+		l->head = n->next;
+	}
+	if (n->next) {
+		q->nodes[n->next].prev = n->prev;
+	} else {
+		l->tail = n->prev;
+	}
+}
+
 /* ---- ready: binary heap in exact order ---- */
 
 /* docs/protocol.md §12 rule 16: same picosecond -> order key -> scheduling order. */
@@ -228,8 +317,7 @@ static inline void ready_push(struct events *q, uint32_t i, struct node *n)
 /* Removes the top.  Floyd's way: the hole at the top goes down to a leaf
  * along the earlier child (one comparison a level, not two), then the last
  * entry comes up from there; it belongs near the bottom, so it rises
- * little.  Events of one granule are hundreds in a large fabric, many at
- * the same picosecond, so each comparison saved counts. */
+ * little. */
 static inline void ready_pop(struct events *q)
 {
 	struct ready_entry *h = q->ready;
@@ -278,54 +366,106 @@ static void ready_settle(struct events *q)
 	}
 }
 
-/* ---- the wheel ---- */
-
-static inline unsigned level_shift(unsigned level)
+/* The `fifo`'s keyed events go to `ready`, so that a keyed event of cur
+ * scheduled now finds its place among them. */
+static __attribute__((noinline)) void fifo_spill_keyed(struct events *q)
 {
-	return GRANULE_BITS + SLOT_BITS * level;
+	for (uint32_t i = q->fifo.head; i && q->fifo_keyed;) {
+		struct node *n = &q->nodes[i];
+		uint32_t next = n->next;
+		if (n->key != EVENTS_KEY_ENGINE) {
+			list_unlink(q, &q->fifo, n);
+			ready_push(q, i, n);
+			q->fifo_keyed--;
+		}
+		i = next;
+	}
 }
 
-static inline void wheel_link(struct events *q, uint32_t i, struct node *n, unsigned level,
-			      unsigned s)
+/* An event due at or before cur: the `fifo`'s tail if it is an engine event
+ * of cur itself (its sequence is the latest), `ready` otherwise (see the top
+ * of the file). */
+static void due_add(struct events *q, uint32_t i, struct node *n)
+{
+	if (n->key == EVENTS_KEY_ENGINE && n->when == q->cur) {
+		n->state = NODE_FIFO;
+		list_append(q, &q->fifo, i, n);
+		return;
+	}
+	if (n->when == q->cur && q->fifo_keyed) {
+		fifo_spill_keyed(q);
+	}
+	ready_push(q, i, n);
+}
+
+/* The `fifo` of a picosecond just taken has keyed events out of key
+ * order: a stable sort puts them first, by key (those of one key stay in
+ * scheduling order); the engine events follow, as they were.  Many keyed
+ * events in one picosecond (a fabric whose hosts all started together)
+ * go to `ready` instead. */
+#define FIFO_SORT_MAX 64
+static __attribute__((noinline)) void fifo_sort_keyed(struct events *q)
+{
+	struct {
+		uint64_t key;
+		uint32_t node;
+	} k[FIFO_SORT_MAX];
+	struct list engine = {NIL, NIL};
+	uint32_t nk = 0;
+
+	if (q->fifo_keyed > FIFO_SORT_MAX) {
+		fifo_spill_keyed(q);
+		return;
+	}
+	for (uint32_t i = q->fifo.head; i;) {
+		struct node *n = &q->nodes[i];
+		uint32_t next = n->next;
+		if (n->key == EVENTS_KEY_ENGINE) {
+			list_append(q, &engine, i, n);
+		} else {
+			uint32_t b = nk++;
+			for (; b && k[b - 1].key > n->key; b--) {
+				k[b] = k[b - 1];
+			}
+			k[b].key = n->key;
+			k[b].node = i;
+		}
+		i = next;
+	}
+	q->fifo = engine;
+	while (nk--) {
+		list_prepend(q, &q->fifo, k[nk].node, &q->nodes[k[nk].node]);
+	}
+}
+
+static void fifo_remove(struct events *q, const struct node *n)
+{
+	list_unlink(q, &q->fifo, n);
+	q->fifo_keyed -= n->key != EVENTS_KEY_ENGINE;
+}
+
+static inline bool due_empty(const struct events *q)
+{
+	return !q->ready_len && !q->fifo.head;
+}
+
+/* ---- the wheel ---- */
+
+/* The summary words above a used word already say so unless it was 0. */
+static inline void slot_mark_used(struct events *q, unsigned level, unsigned s)
 {
 	struct wheel_level *w = &q->level[level];
-	uint32_t head = w->head[s];
+	uint64_t used = w->used[s / 64];
 
-	n->state = NODE_WHEEL;
-	n->level = (uint8_t)level;
-	n->slot = (uint16_t)s;
-	n->next = head;
-	n->prev = NIL;
-	if (head) {
-		q->nodes[head].prev = i;
-	} else {
-		w->used[s / 64] |= 1ULL << (s % 64);
+	w->used[s / 64] = used | 1ULL << (s % 64);
+	if (!used) {
 		w->summary[s / 4096] |= 1ULL << (s / 64 % 64);
 		w->top |= 1ULL << (s / 4096);
 		q->levels_used |= 1u << level;
 	}
-	w->head[s] = i;
 }
 
-/* Files node i by its time: `ready` if its granule is not after cur's, else
- * the level of the highest granule bit where it differs from cur.  Returns
- * whether it went to the wheel. */
-static inline bool file_node(struct events *q, uint32_t i, struct node *n)
-{
-	uint64_t g = n->when >> GRANULE_BITS, cur = q->cur >> GRANULE_BITS;
-
-	/* cur is a granule's start: an earlier time has an earlier granule. */
-	if (g <= cur) {
-		ready_push(q, i, n);
-		return false;
-	}
-	uint64_t diff = g ^ cur;
-	unsigned level = diff < SLOTS ? 0 : (unsigned)(63 - __builtin_clzll(diff)) / SLOT_BITS;
-	wheel_link(q, i, n, level, (unsigned)(g >> (SLOT_BITS * level)) & (SLOTS - 1));
-	return true;
-}
-
-static void wheel_mark_empty(struct events *q, unsigned level, unsigned s)
+static inline void slot_mark_empty(struct events *q, unsigned level, unsigned s)
 {
 	struct wheel_level *w = &q->level[level];
 
@@ -341,92 +481,183 @@ static void wheel_mark_empty(struct events *q, unsigned level, unsigned s)
 	q->levels_used &= ~(1u << level);
 }
 
+static inline void wheel_link(struct events *q, uint32_t i, struct node *n, unsigned level,
+			      unsigned s)
+{
+	n->state = NODE_WHEEL;
+	n->level = (uint8_t)level;
+	n->slot = s;
+	if (list_append(q, &q->level[level].slot[s], i, n)) {
+		slot_mark_used(q, level, s);
+	}
+}
+
+/* A time after cur that differs from it above level 0: the level of the
+ * highest differing bit.  Kept apart from the level-0 path, the common
+ * one. */
+static __attribute__((noinline)) void wheel_link_up(struct events *q, uint32_t i, struct node *n)
+{
+	unsigned high = 63 - (unsigned)__builtin_clzll(n->when ^ q->cur);
+	unsigned level = (high - L0_BITS) / UP_BITS + 1;
+
+	wheel_link(q, i, n, level, (unsigned)(n->when >> level_shift(level)) & (UP_SLOTS - 1));
+	if (n->when < q->wheel_min) {
+		/* Exact while valid: a new minimum keeps it so. */
+		q->wheel_min = n->when;
+	}
+}
+
+static inline bool on_level0(const struct events *q, ps_t when)
+{
+	return when > q->cur && (when ^ q->cur) < L0_SLOTS;
+}
+
+/* Files node i by its time when it does not go to level 0: due if not after
+ * cur, else the level of the highest bit where it differs from cur. */
+static __attribute__((noinline)) events_id file_node_other(struct events *q, uint32_t i,
+							   struct node *n, events_id id)
+{
+	if (n->when <= q->cur) {
+		due_add(q, i, n);
+	} else {
+		wheel_link_up(q, i, n);
+	}
+	return id;
+}
+
+/* Files node i by its time. */
+static inline void file_node(struct events *q, uint32_t i, struct node *n)
+{
+	if (on_level0(q, n->when)) {
+		wheel_link(q, i, n, 0, (unsigned)n->when & (L0_SLOTS - 1));
+	} else {
+		file_node_other(q, i, n, 0);
+	}
+}
+
 static void wheel_unlink(struct events *q, struct node *n)
 {
-	struct wheel_level *w = &q->level[n->level];
+	struct list *l = &q->level[n->level].slot[n->slot];
 
-	if (n->prev) {
-		q->nodes[n->prev].next = n->next;
-	} else {
-		w->head[n->slot] = n->next;
-	}
-	if (n->next) {
-		q->nodes[n->next].prev = n->prev;
-	}
-	if (!w->head[n->slot]) {
-		wheel_mark_empty(q, n->level, n->slot);
+	list_unlink(q, l, n);
+	if (!l->head) {
+		slot_mark_empty(q, n->level, n->slot);
 	}
 	if (n->when == q->wheel_min) {
 		q->wheel_min_valid = false;
 	}
 }
 
-/* The lowest non-empty slot: the one holding the earliest wheel events. */
-static inline bool wheel_first(const struct events *q, unsigned *level, unsigned *slot)
+/* The lowest non-empty slot of a level (which has one). */
+static inline unsigned level_first(const struct events *q, unsigned level)
 {
-	if (!q->levels_used) {
-		return false;
-	}
-	unsigned l = (unsigned)__builtin_ctz(q->levels_used);
-	const struct wheel_level *w = &q->level[l];
+	const struct wheel_level *w = &q->level[level];
 	unsigned t = (unsigned)__builtin_ctzll(w->top);
 	unsigned word = t * 64 + (unsigned)__builtin_ctzll(w->summary[t]);
-	*level = l;
-	*slot = word * 64 + (unsigned)__builtin_ctzll(w->used[word]);
-	return true;
+
+	return word * 64 + (unsigned)__builtin_ctzll(w->used[word]);
 }
 
 static inline ps_t slot_start(const struct events *q, unsigned level, unsigned s)
 {
-	unsigned above = level_shift(level + 1);
+	unsigned above = level_shift(level) + level_bits(level);
 	ps_t prefix = above >= 64 ? 0 : q->cur >> above << above;
 
 	return prefix | ((ps_t)s << level_shift(level));
 }
 
-/* Moves the earliest due slots down until `ready` has events, but never moves
- * cur past `limit`, so that events scheduled after an early stop still find
- * their place in the wheel.  Returns whether `ready` has events. */
+/* Empties a slot, returning its list. */
+static inline struct list slot_take(struct events *q, unsigned level, unsigned s)
+{
+	struct list *sl = &q->level[level].slot[s];
+	struct list l = *sl;
+
+	*sl = (struct list){NIL, NIL};
+	slot_mark_empty(q, level, s);
+	return l;
+}
+
+/* The earliest slot is above level 0: if it starts by `limit`, cur moves to
+ * its start and its events are filed again, lower.  Returns whether it
+ * did. */
+static __attribute__((noinline)) bool cascade(struct events *q, unsigned level, ps_t limit)
+{
+	unsigned s = level_first(q, level);
+	ps_t start = slot_start(q, level, s);
+
+	if (start > limit) {
+		return false;
+	}
+	struct list l = slot_take(q, level, s);
+	q->cur = start;
+	/* The cached minimum is among these, about to change level. */
+	q->wheel_min_valid = false;
+	for (uint32_t i = l.head; i;) {
+		struct node *n = &q->nodes[i];
+		uint32_t next = n->next;
+		file_node(q, i, n);
+		i = next;
+	}
+	return true;
+}
+
+/* A level-0 slot, one picosecond, is due; its events are in scheduling
+ * order.  They become the `fifo` as they stand when their keys do not
+ * decrease (mostly so: keyed events are arrivals, about one a picosecond),
+ * else its keyed events go to `ready`. */
+static inline void take_picosecond(struct events *q, struct list l)
+{
+	uint64_t key = 0;
+	uint32_t keyed = 0;
+	bool sorted = true;
+
+	for (uint32_t i = l.head; i;) {
+		struct node *n = &q->nodes[i];
+		n->state = NODE_FIFO;
+		sorted &= n->key >= key;
+		key = n->key;
+		keyed += key != EVENTS_KEY_ENGINE;
+		i = n->next;
+	}
+	q->fifo = l;
+	q->fifo_keyed = keyed;
+	if (!sorted) {
+		fifo_sort_keyed(q);
+	}
+}
+
+/* Moves the earliest due slots down until some events are due, but never
+ * moves cur past `limit`, so that events scheduled after an early stop still
+ * find their place in the wheel.  Returns whether some are. */
 static bool refill(struct events *q, ps_t limit)
 {
-	unsigned level, s;
-
-	while (wheel_first(q, &level, &s)) {
-		ps_t start = slot_start(q, level, s);
+	while (q->levels_used) {
+		unsigned level = (unsigned)__builtin_ctz(q->levels_used);
+		if (level) {
+			if (!cascade(q, level, limit)) {
+				return false;
+			}
+			if (!due_empty(q)) {
+				return true;
+			}
+			continue;
+		}
+		unsigned s = level_first(q, 0);
+		ps_t start = (q->cur & ~(ps_t)(L0_SLOTS - 1)) | s;
 		if (start > limit) {
 			return false;
 		}
-		struct wheel_level *w = &q->level[level];
-		uint32_t i = w->head[s];
-		w->head[s] = NIL;
-		wheel_mark_empty(q, level, s);
 		q->cur = start;
-		/* The cached minimum is among these, about to leave the wheel
-		 * or change level. */
-		q->wheel_min_valid = false;
-		if (!level) {
-			/* One granule: all of it is due together. */
-			while (i) {
-				struct node *n = &q->nodes[i];
-				ready_push(q, i, n);
-				i = n->next;
-			}
-			return true;
-		}
-		while (i) {
-			struct node *n = &q->nodes[i];
-			uint32_t next = n->next;
-			file_node(q, i, n);
-			i = next;
-		}
-		if (q->ready_len) {
-			return true;
-		}
+		take_picosecond(q, slot_take(q, 0, s));
+		return true;
 	}
 	return false;
 }
 
 /* ---- the interface ---- */
+
+static events_id schedule_grown(struct events *q, ps_t when, uint64_t key, events_fn fn,
+				void *arg);
 
 /* A time before now is clamped to now: the event runs at once, after the
  * events already due now (rule 16 order), rather than moving the clock back.
@@ -436,12 +667,13 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 {
 	uint32_t i = q->free_list;
 
-	if (i) {
-		q->free_list = q->nodes[i].next;
-	} else {
-		i = node_grow(q);
+	if (!i) {
+		/* Rare: no call on the common path, whose registers then need
+		 * no saving. */
+		return schedule_grown(q, when, key, fn, arg);
 	}
 	struct node *n = &q->nodes[i];
+	q->free_list = n->next;
 	when = when < q->now ? q->now : when;
 	n->when = when;
 	n->key = key;
@@ -449,11 +681,22 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 	n->fn = fn;
 	n->arg = arg;
 	q->pending++;
-	if (file_node(q, i, n) && when < q->wheel_min) {
-		/* Exact while valid: a new minimum keeps it so. */
-		q->wheel_min = when;
+	events_id id = ((uint64_t)n->gen << 32) | i;
+	if (on_level0(q, when)) {
+		wheel_link(q, i, n, 0, (unsigned)when & (L0_SLOTS - 1));
+		return id;
 	}
-	return ((uint64_t)n->gen << 32) | i;
+	return file_node_other(q, i, n, id);
+}
+
+static __attribute__((noinline)) events_id schedule_grown(struct events *q, ps_t when, uint64_t key,
+							  events_fn fn, void *arg)
+{
+	uint32_t i = node_grow(q);
+
+	q->nodes[i].next = q->free_list;
+	q->free_list = i;
+	return events_schedule_key(q, when, key, fn, arg);
 }
 
 events_id events_schedule(struct events *q, ps_t when, events_fn fn, void *arg)
@@ -477,6 +720,11 @@ bool events_cancel(struct events *q, events_id id)
 		node_release(q, i);
 		return true;
 	}
+	if (n->state == NODE_FIFO) {
+		fifo_remove(q, n);
+		node_release(q, i);
+		return true;
+	}
 	/* In `ready`: dead where it stands, unless it is the top. */
 	bool top = q->ready[0].node == i;
 	node_release(q, i);
@@ -491,24 +739,30 @@ bool events_cancel(struct events *q, events_id id)
 	return true;
 }
 
-/* Scans the earliest slot; cached until the wheel's minimum may change.  The
- * cache is not part of the queue's value, hence the cast: queues are only
- * ever made by events_new, never defined const. */
+/* Level 0 gives the time at once; a coarser slot is scanned, and the result
+ * cached until the wheel's minimum may change.  The cache is not part of
+ * the queue's value, hence the cast: queues are only ever made by
+ * events_new, never defined const. */
 ps_t events_next(const struct events *q)
 {
-	unsigned level, s;
-
 	if (q->ready_len) {
 		return q->ready[0].when;
 	}
-	if (!wheel_first(q, &level, &s)) {
+	if (q->fifo.head) {
+		return q->cur;
+	}
+	if (!q->levels_used) {
 		return PS_NEVER;
+	}
+	unsigned level = (unsigned)__builtin_ctz(q->levels_used), s = level_first(q, level);
+	if (!level) {
+		return slot_start(q, 0, s);
 	}
 	if (q->wheel_min_valid) {
 		return q->wheel_min;
 	}
 	ps_t min = PS_NEVER;
-	for (uint32_t i = q->level[level].head[s]; i; i = q->nodes[i].next) {
+	for (uint32_t i = q->level[level].slot[s].head; i; i = q->nodes[i].next) {
 		if (q->nodes[i].when < min) {
 			min = q->nodes[i].when;
 		}
@@ -519,22 +773,33 @@ ps_t events_next(const struct events *q)
 	return min;
 }
 
-/* Pops the earliest event if its time is <= limit and runs it.  The node is
- * released first, so the callback may schedule freely and its own id is
+/* Takes the next due event if its time is <= limit and runs it.  The node
+ * is released first, so the callback may schedule freely and its own id is
  * already stale. */
 static inline bool run_due(struct events *q, ps_t limit)
 {
-	if (!q->ready_len && !refill(q, limit)) {
+	if (due_empty(q) && !refill(q, limit)) {
 		return false;
 	}
-	ps_t when = q->ready[0].when;
-	if (when > limit) {
-		return false;
-	}
-	uint32_t i = q->ready[0].node;
-	ready_pop(q);
-	if (q->ready_dead) {
-		ready_settle(q);
+	uint32_t i;
+	ps_t when;
+	if (q->ready_len) {
+		when = q->ready[0].when;
+		if (when > limit) {
+			return false;
+		}
+		i = q->ready[0].node;
+		ready_pop(q);
+		if (q->ready_dead) {
+			ready_settle(q);
+		}
+	} else {
+		when = q->cur;
+		if (when > limit) {
+			return false;
+		}
+		i = q->fifo.head;
+		fifo_remove(q, &q->nodes[i]);
 	}
 	struct node *n = &q->nodes[i];
 	events_fn fn = n->fn;

@@ -208,7 +208,7 @@ v=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "violations") c = i; 
 	{ s += $c } END { print s + 0 }' "$tmp/late/lateness.csv" 2>/dev/null)
 check late-no-violations test "${v:-1}" -eq 0
 l=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "late_max_ns") c = i; next }
-	{ if ($c > m) m = $c } END { print m + 0 }' "$tmp/late/lateness.csv" 2>/dev/null)
+	{ if ($c > m) m = $c } END { printf "%.0f\n", m }' "$tmp/late/lateness.csv" 2>/dev/null)
 check late-pacing-binds test "${l:-0}" -gt 1000
 check late-summary grep -qE "^causality violations: 0 of [1-9]" "$tmp/late.out"
 check late-nothing-left nothing_left "${emu}l"

@@ -266,7 +266,8 @@ if [ -n "${pid:-}" ]; then
 	kill -STOP "$pid" && sleep 1 && kill -CONT "$pid"
 fi
 wait $run
-check default-stopped-exit-0 test $? -eq 0
+check default-stopped-exit-0 test $? -eq 0 ||
+	sed 's/^/# /' "$tmp/default-stopped.err" | tail -5
 check default-stopped-equals-sim same_as_sim default-stopped "$tmp/default-stopped" \
 	"$tmp/sim-default.ini"
 for p in "${loops[@]}"; do kill "$p" 2>/dev/null; done

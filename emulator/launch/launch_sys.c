@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launch_impl.h"
 #include "core/records.h"
+#include "launch_impl.h"
 
 uint64_t launch_mono_ns(void)
 {
@@ -281,7 +281,11 @@ static bool ctl_connect(const char *sock, int *fd, char *reply, size_t len)
 		return ctl_fail(reply, len, "socket", errno);
 	if (connect(*fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		int e = errno;
+		/* Never left holding the closed number: the next socket the
+		 * launcher opens reuses it, and a call through the stale *fd
+		 * would talk to that socket's daemon (and close it). */
 		close(*fd);
+		*fd = -1;
 		return ctl_fail(reply, len, sock, e);
 	}
 	return true;

@@ -394,9 +394,12 @@ static void print_ports(const struct launch *l, const struct topo_node *n, FILE 
 static void print_up(struct launch *l, FILE *out)
 {
 	int first = -1;
+	char scale[24] = "max";
 
-	fprintf(out, "emulation %s is up at scale %llu; records go to %s/\n", l->t->emu.name,
-		(unsigned long long)l->clock.scale, l->outdir);
+	if (!l->max)
+		snprintf(scale, sizeof(scale), "%llu", (unsigned long long)l->clock.scale);
+	fprintf(out, "emulation %s is up at scale %s; records go to %s/\n", l->t->emu.name, scale,
+		l->outdir);
 	fprintf(out, "  %-10s %-8s %-8s %-24s %s\n", "node", "daemon", "pid", "namespace", "ports");
 	for (int i = 0; i < l->t->nnodes; i++) {
 		const struct daemon *d = &l->d[i];

@@ -147,6 +147,14 @@ if "$MRCEMU" up "$tmp/live.ini" -o "$tmp/live" >"$tmp/up.out" 2>"$tmp/up.err"; t
 	# Both ways: what h0's daemon sends (data) and what it receives (ACKs).
 	check tcpdump-sees-sent-data test "$(live 'ip.src == 10.0.0.1 && mrc.opcode >= 0xc6 && mrc.opcode <= 0xca')" -gt 0
 	check tcpdump-sees-received-acks test "$(live 'ip.src == 10.0.0.2 && mrc')" -gt 0
+	# ... while h0's IP stack saw none of them: its veth has a MAC other than
+	# h0's (02:00:00:00:00:01), so the kernel takes what h1 addresses to h0
+	# for another host's and drops it once the taps have it (launch_net.c).
+	check veth-mac-not-the-nodes grep -q 'link/ether 06:00:00:00:00:01 ' \
+		<(ip -n "mrc-${emu}u-h0" link show p0)
+	check ip-stack-sees-no-frame test "$(ip netns exec "mrc-${emu}u-h0" awk '/^Ip:/ {
+		if (!n++) { for (i = 2; i <= NF; i++) k[$i] = i; next } print $k["InReceives"] }' \
+		/proc/net/snmp)" = 0
 	"$MRCEMU" down "$tmp/live.ini" >"$tmp/down.out" 2>&1
 	check down-exit-0 test $? -eq 0
 	check down-nothing-left nothing_left "${emu}u"

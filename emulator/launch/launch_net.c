@@ -40,8 +40,26 @@ static int netns_make(struct launch *l)
 	return 0;
 }
 
+/* The MAC of a link's veth end in node's namespace.  An external endpoint's
+ * is the node's own: the tools there may use the kernel's stack.  A daemon's
+ * is the node's with bit 2 of its first octet flipped (02:... -> 06:...),
+ * never the node's: the frames its peer addresses to the node are then
+ * another host's to the kernel (PACKET_OTHERHOST), which drops them at the
+ * door of its IP stack once the packet taps (the daemon's socket, tcpdump)
+ * have them, instead of looking up a route for each and finding none
+ * (docs/architecture.md, Daemons). */
+static void veth_mac(const struct launch *l, int node, char *buf, size_t len)
+{
+	uint8_t m[6];
+
+	memcpy(m, l->t->nodes[node].mac, sizeof(m));
+	if (l->t->nodes[node].kind != NODE_EXTERNAL)
+		m[0] ^= 0x04;
+	mac_text(m, buf, len);
+}
+
 /* One veth pair per link, each end made straight in its node's namespace as
- * p<port>, with the node's MAC and an MTU of 9,000 (docs/architecture.md,
+ * p<port>, with its MAC (veth_mac) and an MTU of 9,000 (docs/architecture.md,
  * Daemons: room for MSS + headers + the 8-byte trailer). */
 static int links_make(struct launch *l)
 {
@@ -58,8 +76,8 @@ static int links_make(struct launch *l)
 			 lk->a_port);
 		snprintf(ifb, sizeof(ifb), "%c%d", lk->kind[1] == TOPO_PORT_TAP ? 'v' : 'p',
 			 lk->b_port);
-		mac_text(l->t->nodes[lk->a].mac, maca, sizeof(maca));
-		mac_text(l->t->nodes[lk->b].mac, macb, sizeof(macb));
+		veth_mac(l, lk->a, maca, sizeof(maca));
+		veth_mac(l, lk->b, macb, sizeof(macb));
 		if (launch_signals_wait(l, 0))
 			return 1;
 		launch_manifest_add(l->manifest, "link %s %s %s %s", l->d[lk->a].ns, ifa,

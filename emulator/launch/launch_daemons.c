@@ -111,8 +111,10 @@ static void send_stop(struct launch *l, int i)
 		return;
 	l->d[i].stopping = true;
 	snprintf(cmd, sizeof(cmd), "stop %llu", (unsigned long long)l->end);
+	/* The end's stop carries T_end and is waited for; a run that failed
+	 * or was interrupted does not wait for a daemon that cannot answer. */
 	if (!launch_ctl_send(l->d[i].ctl, l->end ? cmd : "stop", reply, sizeof(reply),
-			     CTL_TIMEOUT_MS))
+			     l->end ? CMD_TIMEOUT_MS : POLL_TIMEOUT_MS))
 		kill(l->d[i].pid, SIGTERM); /* a daemon also flushes on SIGTERM */
 }
 
@@ -288,14 +290,14 @@ static bool status_parse(struct daemon *d, const char *reply)
 
 bool launch_daemon_call(struct launch *l, int i, const char *cmd, char *reply, size_t len)
 {
-	return launch_ctl_call(l->d[i].ctl, &l->d[i].ctl_fd, cmd, reply, len, CTL_TIMEOUT_MS);
+	return launch_ctl_call(l->d[i].ctl, &l->d[i].ctl_fd, cmd, reply, len, CMD_TIMEOUT_MS);
 }
 
 bool launch_status_poll(struct launch *l, int i, const char *cmd, char *reply, size_t len)
 {
 	struct daemon *d = &l->d[i];
 
-	if (!launch_daemon_call(l, i, cmd, reply, len) ||
+	if (!launch_ctl_call(d->ctl, &d->ctl_fd, cmd, reply, len, POLL_TIMEOUT_MS) ||
 	    !status_parse(d, reply))
 		return false;
 	d->answered_ns = launch_mono_ns();
@@ -314,7 +316,7 @@ static bool relay_one(struct launch *l, int i, const char *word)
 	    strcmp(l->d[s].prog, "nicd"))
 		return true; /* no daemon of ours sent it: nobody to tell */
 	snprintf(cmd, sizeof(cmd), "fail %s %llu %s", l->t->nodes[i].name, id, reason);
-	if (!launch_ctl_send(l->d[s].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS))
+	if (!launch_ctl_send(l->d[s].ctl, cmd, reply, sizeof(reply), CMD_TIMEOUT_MS))
 		return false;
 	if (strncmp(reply, "ok", 2))
 		fprintf(l->report, "mrcemu: %s: `%s` to %s: %s\n", l->cmd, cmd, src, reply);
@@ -333,7 +335,7 @@ int launch_relay_failures(struct launch *l, int i)
 	while (listed) {
 		char *save, *word;
 		snprintf(cmd, sizeof(cmd), "failures %llu", (unsigned long long)d->rx_relayed);
-		if (!launch_ctl_send(d->ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		if (!launch_ctl_send(d->ctl, cmd, reply, sizeof(reply), CMD_TIMEOUT_MS) ||
 		    strncmp(reply, "ok n=", 5)) {
 			launch_daemon_report(l, i, "did not answer `failures`");
 			return -1;
@@ -417,12 +419,13 @@ static int daemons_start(struct launch *l)
 		snprintf(cmd, sizeof(cmd), "start %llu max conducted",
 			 (unsigned long long)l->clock.epoch_ns);
 	else
-		snprintf(cmd, sizeof(cmd), "start %llu %llu%s", (unsigned long long)l->clock.epoch_ns,
-			 (unsigned long long)l->clock.scale, l->conductor ? " conducted" : "");
+		snprintf(cmd, sizeof(cmd), "start %llu %llu%s",
+			 (unsigned long long)l->clock.epoch_ns, (unsigned long long)l->clock.scale,
+			 l->conductor ? " conducted" : "");
 	for (int i = 0; i < l->t->nnodes; i++) {
 		if (l->d[i].pid <= 0)
 			continue;
-		if (!launch_ctl_send(l->d[i].ctl, cmd, reply, sizeof(reply), CTL_TIMEOUT_MS) ||
+		if (!launch_ctl_send(l->d[i].ctl, cmd, reply, sizeof(reply), CMD_TIMEOUT_MS) ||
 		    strncmp(reply, "ok", 2))
 			return launch_fail(l, "daemon %s: `%s`: %s", l->t->nodes[i].name, cmd,
 					   reply);

@@ -26,10 +26,16 @@ static void stats_collect(struct launch *l, struct launch_result *r)
 	char reply[LAUNCH_REPLY_MAX];
 
 	for (int i = 0; i < l->t->nnodes; i++) {
-		if (l->d[i].pid <= 0 || l->d[i].reaped ||
-		    !launch_ctl_send(l->d[i].ctl, "stats", reply, sizeof(reply), CTL_TIMEOUT_MS) ||
-		    strncmp(reply, "ok", 2))
+		if (l->d[i].pid <= 0 || l->d[i].reaped)
 			continue;
+		if (!launch_ctl_send(l->d[i].ctl, "stats", reply, sizeof(reply), CMD_TIMEOUT_MS) ||
+		    strncmp(reply, "ok", 2)) {
+			fprintf(l->report,
+				"mrcemu: %s: %s did not answer `stats` (%s): the summary "
+				"lacks its counters\n",
+				l->cmd, l->t->nodes[i].name, reply);
+			continue;
+		}
 		if (l->t->nodes[i].kind == NODE_SWITCH) {
 			outcome_add_switch(&r->o, reply_counter, reply);
 			continue;

@@ -17,15 +17,19 @@
 #define SILENT_TIMEOUT_MS 30000 /* a running daemon that answers nothing */
 #define POLL_MS		  20	/* status polls while running */
 #define QUIET_POLL_MS	  1	/* ... while every daemon was idle (max) */
-#define CTL_TIMEOUT_MS	  2000
-#define CONDUCT_REST_MS	  100	/* `up`'s conductor at rest (docs/promises.md, Idle `up`) */
+#define POLL_TIMEOUT_MS	  2000	/* a `status` poll: a busy or stopped daemon may miss one */
+/* A command's reply (start, hold, grant, stop, stats, failures, fail): a
+ * daemon stopped (SIGSTOP) for a few seconds only slows the run; a dead
+ * one closes its socket, which fails the call at once. */
+#define CMD_TIMEOUT_MS	SILENT_TIMEOUT_MS
+#define CONDUCT_REST_MS 100 /* `up`'s conductor at rest (docs/promises.md, Idle `up`) */
 
 struct daemon {
 	const char *prog; /* "nicd", "switchd"; NULL: an external endpoint */
 	char ns[128];
 	char ctl[LAUNCH_PATH_MAX], log[LAUNCH_PATH_MAX], pidfile[LAUNCH_PATH_MAX];
 	bool ns_made;
-	pid_t pid; /* 0: not started */
+	pid_t pid;  /* 0: not started */
 	int ctl_fd; /* the launcher's connection to its control socket, -1: none */
 	bool reaped, stopping;
 	int status;
@@ -72,7 +76,7 @@ struct launch {
 	 * grant up to G at once (launch_follow.c, conduct_up). */
 	bool hold, held;
 	ps_t hold_at;
-	bool started_signal; /* `ctl start` started the daemons (SIGUSR1) */
+	bool started_signal;	     /* `ctl start` started the daemons (SIGUSR1) */
 	uint64_t started_ns, run_ns; /* daemons started; wall time to the end */
 	ps_t end;		     /* T_end, once the workload is done */
 	ps_t until;

@@ -4,7 +4,7 @@
 # mrc-events, mrc-cc, mrc-monitor, mrc-transport-stats, switch-stats, and the
 # pcaps once the trailers are removed) at --scale max and at a paced scale
 # at least ten times slower than max's own effective scale; with two busy
-# loops on both cores and with one daemon stopped (SIGSTOP) for a second;
+# loops on both cores and with one daemon stopped (SIGSTOP) for 3 s;
 # on default.ini and on a leaf-spine from scripts/gen-leafspine with unequal
 # link delays, trims, NACKs and workload dependencies; cut by --until at
 # max as sim cuts.  Promise frames show
@@ -252,19 +252,21 @@ check ls12-has-trims-and-nacks grep -qE 'retransmissions: timeout [0-9]+, nack [
 	"$tmp/ls12-sim2.out" || sed 's/^/# /' "$tmp/ls12-sim2.out"
 run_case ls12-max "$ls" max
 
-# ---- 3. under load: two busy loops, one daemon stopped for a second --------
+# ---- 3. under load: two busy loops, one daemon stopped for 3 s -------------
 for _ in 1 2; do (while :; do :; done) & loops+=($!); done
 run_case ls12-loaded "$ls" max
 "$MRCEMU" run "$d" -o "$tmp/default-stopped" --scale max --capture \
 	>"$tmp/default-stopped.out" 2>"$tmp/default-stopped.err" &
 run=$!
-for _ in $(seq 100); do
-	pid=$(cat "/run/mrcemu/${emu}default/s0.pid" 2>/dev/null) && [ -n "$pid" ] && break
-	sleep 0.02
+# Stopped once its control socket is there: around `start`, or running.
+pid=
+for _ in $(seq 500); do
+	[ -S "/run/mrcemu/${emu}default/s0.ctl" ] &&
+		pid=$(cat "/run/mrcemu/${emu}default/s0.pid" 2>/dev/null) && [ -n "$pid" ] && break
+	sleep 0.004
 done
-if [ -n "${pid:-}" ]; then
-	kill -STOP "$pid" && sleep 1 && kill -CONT "$pid"
-fi
+check default-stopped-was-stopped test -n "$pid"
+[ -n "$pid" ] && kill -STOP "$pid" && sleep 3 && kill -CONT "$pid"
 wait $run
 check default-stopped-exit-0 test $? -eq 0 ||
 	sed 's/^/# /' "$tmp/default-stopped.err" | tail -5

@@ -243,19 +243,78 @@ struct pkt {
 #define PKT_SIZE 192
 _Static_assert(sizeof(struct pkt) == PKT_SIZE, "a pkt is three cache lines");
 
-/* Kind of frame from its opcode; data includes trimmed packets. */
-enum wire_kind wire_kind_of(uint8_t opcode);
+/* Kind of frame from its opcode; data includes trimmed packets.  Opcodes
+ * outside the MRC range never reach a struct pkt (wire_parse refuses them
+ * and wire_build builds nothing for them); they answer DATA only so that
+ * the function is total. */
+static inline enum wire_kind wire_kind_of(uint8_t opcode)
+{
+	switch (opcode) {
+	case WIRE_OP_ACK:
+		return WIRE_KIND_ACK;
+	case WIRE_OP_SACK:
+		return WIRE_KIND_SACK;
+	case WIRE_OP_NACK:
+		return WIRE_KIND_NACK;
+	case WIRE_OP_PROBE:
+		return WIRE_KIND_PROBE;
+	default:
+		return WIRE_KIND_DATA;
+	}
+}
+
 static inline bool wire_is_data(const struct pkt *p)
 {
 	return wire_kind_of(p->opcode) == WIRE_KIND_DATA;
 }
 
 /* Sizes of a frame as it would be built: the IP datagram ("nominal") and
- * the size on the wire (nominal + 18, + 4 with ICRC). */
-uint32_t wire_nominal_len(const struct pkt *p);
-uint32_t wire_len(const struct pkt *p);
+ * the size on the wire (nominal + 18, + 4 with ICRC).  Inline: every hop
+ * of every frame asks for them, a dozen times a data packet (issue 16).
+ *
+ * Seed, Packets on the wire: a data packet is payload + 60 nominal, + 78
+ * on the wire; TSETH and the optional ICRC add 4 each (docs/protocol.md
+ * §1).  A trimmed packet is IPv4 + UDP + BTH + METH (+ TSETH) only, 44
+ * (48) bytes: the ICRC, at the end of the datagram, is cut with the
+ * payload, and a switch does not recompute an end-to-end CRC. */
+static inline uint32_t wire_nominal_len(const struct pkt *p)
+{
+	uint32_t n = WIRE_IPV4_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN;
+
+	switch (wire_kind_of(p->opcode)) {
+	case WIRE_KIND_ACK:
+		n += WIRE_AETH_LEN;
+		break;
+	case WIRE_KIND_SACK:
+		n += WIRE_SETH_LEN + WIRE_CCSTATE_LEN;
+		break;
+	case WIRE_KIND_NACK:
+		n += WIRE_NETH_LEN;
+		break;
+	case WIRE_KIND_PROBE:
+		n += WIRE_PETH_LEN;
+		break;
+	case WIRE_KIND_DATA:
+	default:
+		n += WIRE_METH_LEN + (p->flags & WIRE_BTH_TS ? WIRE_TSETH_LEN : 0);
+		if (p->trimmed)
+			return n;
+		n += WIRE_RETH_LEN + p->payload_len;
+		break;
+	}
+	return n + (p->icrc ? WIRE_ICRC_LEN : 0);
+}
+
+static inline uint32_t wire_len(const struct pkt *p)
+{
+	return wire_nominal_len(p) + WIRE_FRAMING;
+}
+
 /* Bytes that wire_build writes (wire_len minus the FCS). */
-uint32_t wire_frame_len(const struct pkt *p);
+static inline uint32_t wire_frame_len(const struct pkt *p)
+{
+	return wire_len(p) - WIRE_FCS_LEN;
+}
 
 /* Build p into buf.  Returns the frame length, or 0 if cap is too small.
  * Computes the IPv4 checksum (and the ICRC when p->icrc). */

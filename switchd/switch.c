@@ -283,6 +283,27 @@ static bool ring_grow(struct sw_queue *q)
 	return true;
 }
 
+/* A frame was queued to class tc, whose queue now holds `bytes`. */
+static inline void count_enqueued(struct sw_port *port, int tc, uint64_t bytes)
+{
+	struct sw_class *c = &port->cls[tc];
+
+	c->c.enqueued++;
+	port->seen |= (uint8_t)(1u << tc);
+	if (bytes > c->peak_ivl)
+		c->peak_ivl = (uint32_t)bytes;
+	if (bytes > c->peak)
+		c->peak = (uint32_t)bytes;
+	if (bytes > c->peak_sample)
+		c->peak_sample = (uint32_t)bytes;
+}
+
+static inline void count_dequeued(struct sw_port *port, int tc, uint32_t len)
+{
+	port->cls[tc].c.dequeued++;
+	port->cls[tc].c.bytes += len;
+}
+
 /* Queue p (len bytes on the wire); false when out of memory. */
 static bool push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
 {
@@ -293,14 +314,7 @@ static bool push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
 	q->ring[(q->head + q->n++) & (q->cap - 1)] = (struct sw_entry){p, len};
 	q->bytes += len;
 	port->nonempty |= (uint8_t)(1u << tc);
-	port->cls[tc].c.enqueued++;
-	port->seen |= (uint8_t)(1u << tc);
-	if (q->bytes > port->cls[tc].peak_ivl)
-		port->cls[tc].peak_ivl = (uint32_t)q->bytes;
-	if (q->bytes > port->cls[tc].peak)
-		port->cls[tc].peak = (uint32_t)q->bytes;
-	if (q->bytes > port->cls[tc].peak_sample)
-		port->cls[tc].peak_sample = (uint32_t)q->bytes;
+	count_enqueued(port, tc, q->bytes);
 	return true;
 }
 
@@ -316,8 +330,7 @@ static struct pkt *pop(struct sw_port *port, int tc, uint32_t *lenp)
 	if (!--q->n)
 		port->nonempty &= (uint8_t) ~(1u << tc);
 	SUB_COUNT(q->bytes, len);
-	port->cls[tc].c.dequeued++;
-	port->cls[tc].c.bytes += len;
+	count_dequeued(port, tc, len);
 	return p;
 }
 
@@ -361,6 +374,8 @@ static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const 
 }
 
 static void port_kick(struct sw_port *port, ps_t now);
+static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len,
+			       ps_t now);
 
 /* docs/protocol.md §9, admission: a packet that does not fit its queue is
  * trimmed when trimming is active and its codepoint is trimmable; the cut
@@ -386,6 +401,8 @@ static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps
 			return;
 		}
 	}
+	if (port_start_at_once(port, tc, p, len, now))
+		return;
 	/* A queue that cannot grow (out of memory) drops, named apart from a
 	 * full one (issue 9, item 13: every drop named correctly). */
 	if (!push(port, tc, p, len)) {
@@ -463,18 +480,12 @@ ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from)
  * time (core/egress.h), and the port needs an event at its end only when
  * frames are waiting: an idle fabric costs one event per hop.  A port set
  * down after a frame's serialization began does not recall it. */
-static void port_start(struct sw_port *port, ps_t now)
+static inline __attribute__((always_inline)) void port_send(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now)
 {
 	struct sw *sw = port->sw;
 	enum sw_drop why;
-	int tc = pick_class(sw, port);
-	uint32_t len;
-	struct pkt *p;
 	ps_t arrival;
 
-	if (tc < 0)
-		return;
-	p = pop(port, tc, &len);
 	why = verdict_drop(egress_start(&port->out, p, len, port->down, now, &arrival));
 	if (port->down)
 		why = SW_DROP_PORT_DOWN;
@@ -486,6 +497,35 @@ static void port_start(struct sw_port *port, ps_t now)
 		port->wake_pending = true;
 		events_schedule(sw->ev, port->out.busy_until, port_free, port);
 	}
+}
+
+static void port_start(struct sw_port *port, ps_t now)
+{
+	int tc = pick_class(port->sw, port);
+	uint32_t len;
+	struct pkt *p;
+
+	if (tc < 0)
+		return;
+	p = pop(port, tc, &len);
+	port_send(port, tc, p, len, now);
+}
+
+/* A frame for a port that is free, with nothing queued and no port_free
+ * pending, starts at once: what queueing it and picking it again would
+ * do, counters and the deficits included (pick_class finds its class
+ * alone), without the ring.  False when the port is not in that state. */
+static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len,
+			       ps_t now)
+{
+	if (port->nonempty || port->wake_pending || !egress_idle(&port->out, now))
+		return false;
+	count_enqueued(port, tc, len);
+	if (tc < 2) /* drr_pick, one class waiting */
+		port->deficit[tc ^ 1] = 0;
+	count_dequeued(port, tc, len);
+	port_send(port, tc, p, len, now);
+	return true;
 }
 
 static void port_free(void *arg, ps_t now)
@@ -518,6 +558,8 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 	if (port < 0 || port >= sw->nports)
 		return;
 	sp = &sw->ports[port];
+	if (sp->down != down)
+		sw->ports_down += down ? 1 : -1;
 	sp->down = down;
 	if (!down)
 		return;
@@ -540,7 +582,8 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 	struct sw_port *in = port >= 0 && port < sw->nports ? &sw->ports[port] : NULL;
 
 	sw->rx_frames++;
-	if (in && in->down) {
+	/* no port of the switch is down: no port to ask (the usual case) */
+	if (sw->ports_down && in && in->down) {
 		drop(sw, in, tc, p, SW_DROP_RX_PORT_DOWN);
 		return;
 	}
@@ -556,7 +599,7 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 		return;
 	}
 	p->ttl--;
-	if (sw->ports[out].down) {
+	if (sw->ports_down && sw->ports[out].down) {
 		drop(sw, &sw->ports[out], tc, p, SW_DROP_PORT_DOWN);
 		return;
 	}

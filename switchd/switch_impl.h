@@ -90,7 +90,8 @@ struct sw_port {
 struct sw {
 	_Alignas(64) const struct topology *t; /* its routes */
 	int node;
-	uint64_t seed; /* of the ECMP hash */
+	int ports_down; /* ports set down (sw_port_set_down) */
+	uint64_t seed;	/* of the ECMP hash */
 	struct sw_port *ports;
 	struct pkt_pool *pool;
 	_Alignas(64) struct switch_attrs a; /* EgressQueueLimit unresolved: see ports */

@@ -22,6 +22,8 @@ struct nic;
 
 struct nic_pcie {
 	double bytes_per_ps;	 /* lanes x lane rate x 128/130 / 8 */
+	ps_t read_request_ps;	 /* a read request's time on the link */
+	ps_t mss_ps;		 /* a completion or write of MSS bytes' */
 	ps_t n2h_free, h2n_free; /* when each direction is next free */
 	uint64_t txbuf_used;
 	struct ring64 fetches; /* in flight, in order: qpn << 40 | idx */

@@ -3,14 +3,6 @@
 
 #include <stdlib.h>
 
-static inline size_t hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xFF51AFD7ED558CCDULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
 void hmap_init(struct hmap *m)
 {
 	m->slots = NULL;
@@ -22,18 +14,6 @@ void hmap_destroy(struct hmap *m)
 {
 	free(m->slots);
 	hmap_init(m);
-}
-
-void *hmap_get(const struct hmap *m, uint64_t key)
-{
-	if (!m->slots)
-		return NULL;
-	for (size_t i = hash(key) & m->mask;; i = (i + 1) & m->mask) {
-		if (!m->slots[i].val)
-			return NULL;
-		if (m->slots[i].key == key)
-			return m->slots[i].val;
-	}
 }
 
 static bool grow(struct hmap *m)
@@ -60,7 +40,7 @@ bool hmap_put(struct hmap *m, uint64_t key, void *val)
 {
 	if ((m->count + 1) * 2 > (m->slots ? m->mask + 1 : 0) && !grow(m))
 		return false;
-	for (size_t i = hash(key) & m->mask;; i = (i + 1) & m->mask) {
+	for (size_t i = hmap_hash(key) & m->mask;; i = (i + 1) & m->mask) {
 		if (!m->slots[i].val) {
 			m->slots[i].key = key;
 			m->slots[i].val = val;
@@ -81,7 +61,7 @@ void *hmap_del(struct hmap *m, uint64_t key)
 
 	if (!m->slots)
 		return NULL;
-	for (i = hash(key) & m->mask;; i = (i + 1) & m->mask) {
+	for (i = hmap_hash(key) & m->mask;; i = (i + 1) & m->mask) {
 		if (!m->slots[i].val)
 			return NULL;
 		if (m->slots[i].key == key)
@@ -91,7 +71,7 @@ void *hmap_del(struct hmap *m, uint64_t key)
 	/* Backward-shift: pull later members of the cluster into the hole
 	 * when their home slot does not lie cyclically in (i, j]. */
 	for (j = (i + 1) & m->mask; m->slots[j].val; j = (j + 1) & m->mask) {
-		size_t home = hash(m->slots[j].key) & m->mask;
+		size_t home = hmap_hash(m->slots[j].key) & m->mask;
 		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
 			m->slots[i] = m->slots[j];
 			i = j;

@@ -48,8 +48,8 @@ static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64
 	if (base >= limit)
 		return 0;
 	bits = rq->held[w] >> o;
-	if (o)
-		bits |= rq->held[(w + 1) % words] << (64 - o);
+	if (o) /* words is a power of two (recv_alloc_held) */
+		bits |= rq->held[(w + 1) & (words - 1)] << (64 - o);
 	if (limit - base < 64)
 		bits &= (1ULL << (limit - base)) - 1;
 	return bits;
@@ -62,15 +62,18 @@ static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64
  * is 16 bits: blocks beyond 32,767 PSNs cannot be named. */
 static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t limit)
 {
-	uint64_t first = rq->next_expected, nblocks = (limit - first + 63) / 64;
+	uint64_t first = rq->next_expected, nblocks = (limit - first + 63) / 64, b;
 
 	if (drawn_idx >= first)
 		return (uint32_t)((drawn_idx - first) / 64);
-	for (uint64_t n = 0; rq->nheld && n < nblocks; n++) {
-		uint32_t b = (uint32_t)((rq->sack_block + n) % nblocks);
+	if (!rq->nheld || !nblocks)
+		return 0;
+	/* blocks sack_block, sack_block + 1, ... modulo nblocks, one division */
+	b = rq->sack_block % nblocks;
+	for (uint64_t n = 0; n < nblocks; n++, b = b + 1 == nblocks ? 0 : b + 1) {
 		if (block_bitmap(rq, first + 64ULL * b, limit)) {
-			rq->sack_block = b + 1;
-			return b;
+			rq->sack_block = (uint32_t)b + 1;
+			return (uint32_t)b;
 		}
 	}
 	return 0;
@@ -81,7 +84,11 @@ static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t 
  * down to 128 ns steps. */
 static uint16_t service_time(const struct nic *nic, const struct pkt *drawn)
 {
-	ps_t t = time_serialize(wire_len(drawn) + nic_port_ctl_queued(&nic->port), nic->port.out.rate);
+	uint64_t bytes = wire_len(drawn) + nic_port_ctl_queued(&nic->port);
+	/* the port's own serialization: time_serialize's result, without its
+	 * 128-bit division when the rate allows (core/egress.h) */
+	ps_t t = bytes <= UINT32_MAX ? egress_serialization(&nic->port.out, (uint32_t)bytes)
+				     : time_serialize(bytes, nic->port.out.rate);
 	return (uint16_t)(t / (128 * PS_PER_NS));
 }
 

@@ -93,7 +93,8 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->limit = a.egress_queue_limit;
 	port->faces_nic = peer->kind != NODE_SWITCH;
 	port->peer_name = peer->name;
-	memcpy(port->peer_mac, peer->mac, 6);
+	memcpy(port->macs, peer->mac, 6);
+	memcpy(port->macs + 6, sw->mac, 6);
 	port->drr_fresh = true;
 }
 
@@ -576,25 +577,32 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 /* docs/protocol.md §9: route, TTL - 1 (drop at 0), MAC rewrite to the next hop,
  * classify and queue.  The IPv4 checksum is rebuilt with the frame
  * (wire_build), so it stays valid. */
+/* The port a frame came in on, NULL when the host named none. */
+static struct sw_port *in_port(struct sw *sw, int port)
+{
+	return port >= 0 && port < sw->nports ? &sw->ports[port] : NULL;
+}
+
 void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 {
 	int tc = sw_classify(sw, p->dscp), out;
-	struct sw_port *in = port >= 0 && port < sw->nports ? &sw->ports[port] : NULL;
+	struct sw_port *in;
 
 	sw->rx_frames++;
 	/* no port of the switch is down: no port to ask (the usual case) */
-	if (sw->ports_down && in && in->down) {
+	if (sw->ports_down && (in = in_port(sw, port)) && in->down) {
 		drop(sw, in, tc, p, SW_DROP_RX_PORT_DOWN);
 		return;
 	}
 	out = sw_route(sw, p);
 	if (out < 0) {
-		if (in)
+		if ((in = in_port(sw, port)))
 			count_drop(in, tc, SW_DROP_NO_ROUTE);
 		pkt_put(sw->pool, p);
 		return;
 	}
 	if (p->ttl <= 1) {
+		in = in_port(sw, port);
 		drop(sw, in ? in : &sw->ports[out], tc, p, SW_DROP_TTL);
 		return;
 	}
@@ -603,8 +611,10 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 		drop(sw, &sw->ports[out], tc, p, SW_DROP_PORT_DOWN);
 		return;
 	}
-	memcpy(p->src_mac, sw->mac, 6);
-	memcpy(p->dst_mac, sw->ports[out].peer_mac, 6);
+	/* destination and source MAC, which open the frame, at once */
+	_Static_assert(offsetof(struct pkt, dst_mac) == 0 && offsetof(struct pkt, src_mac) == 6,
+		       "the MACs open a pkt");
+	memcpy(p, sw->ports[out].macs, 12);
 	admit(sw, &sw->ports[out], tc, p, now);
 }
 

@@ -75,7 +75,7 @@ struct sw_port {
 	bool faces_nic; /* the hop to a NIC: trimmed-last-hop */
 	bool drr_fresh; /* drr_cur has not had its quantum this turn */
 	uint8_t seen;	/* bit tc: the class ever saw traffic */
-	uint8_t peer_mac[6];
+	uint8_t macs[12]; /* a frame's next hop: the peer's MAC, the switch's */
 	int index;
 	int drr_cur; /* TC0 or TC1: whose turn */
 	uint64_t deficit[2];

@@ -529,27 +529,40 @@ static void progress(struct sim *s, bool last)
 /* Without a stop time the loop need not look ahead: events_next costs a
  * scan of the wheel's earliest slot whenever `ready` is empty, a tenth of
  * a fabric run (scripts/bench-fabric). */
-static void run_loop(struct sim *s, ps_t until, bool *capped)
+static void run_unbounded(struct sim *s, bool *capped)
 {
 	for (uint64_t n = 1; !workload_done(s); n++) {
 		if ((n & 0xFFFF) == 0)
 			progress(s, false);
-		if (!until) {
-			if (!events_run_one(s->q))
-				break;
-			/* A message that can never complete (a link down for
-			 * good, no retry budget) must not run forever. */
-			if (events_now(s->q) >= SIM_DEFAULT_LIMIT) {
-				*capped = true;
-				break;
-			}
-			continue;
+		if (!events_run_one(s->q))
+			break;
+		/* A message that can never complete (a link down for good, no
+		 * retry budget) must not run forever. */
+		if (events_now(s->q) >= SIM_DEFAULT_LIMIT) {
+			*capped = true;
+			break;
 		}
+	}
+}
+
+static void run_until(struct sim *s, ps_t until)
+{
+	for (uint64_t n = 1; !workload_done(s); n++) {
+		if ((n & 0xFFFF) == 0)
+			progress(s, false);
 		ps_t next = events_next(s->q);
 		if (next == PS_NEVER || next > until)
 			break;
 		events_run_one(s->q);
 	}
+}
+
+static void run_loop(struct sim *s, ps_t until, bool *capped)
+{
+	if (until)
+		run_until(s, until);
+	else
+		run_unbounded(s, capped);
 	if (s->progress_at)
 		progress(s, true);
 }

@@ -3,7 +3,9 @@
  * (scripts/bench-fidelity, docs/promises.md): the same port layer the
  * daemons use (emulator/daemon/port.h), no engine.
  *
- *   afpacket-rate send IF N BYTES   send N frames of BYTES on IF, batched
+ *   afpacket-rate send IF N BYTES   send N frames of BYTES on IF, batched:
+ *                                   IPv4/UDP frames to a MAC not the
+ *                                   receiver's, like the daemons'
  *   afpacket-rate recv IF N         count frames on IF until N or 3 s idle
  *   afpacket-rate hold IF SLOTS BYTES
  *                                   open IF to hold SLOTS frames of BYTES,
@@ -61,16 +63,38 @@ static int do_recv(struct port *p, unsigned long want)
 	return c.n == want ? 0 : 1;
 }
 
+/* Frame i of `bytes` bytes as the daemons send theirs: IPv4, UDP to port
+ * 4791, to a unicast MAC that is not the receiving veth's (as a daemon's
+ * veth has not its node's: docs/architecture.md), so the receiving kernel
+ * does for it what it does for theirs: a copy for the packet socket, since
+ * the IPv4 handler takes it too, and a drop on entry to the IP stack. */
+static void frame_like_daemons(uint8_t *b, size_t bytes, unsigned long i)
+{
+	size_t ip_len = bytes - 14;
+	uint32_t sum = 0;
+
+	memcpy(b, "\x02\0\0\0\0\xfe", 6);
+	memcpy(b + 6, "\x02\0\0\0\0\x01", 6);
+	b[12] = 0x08, b[13] = 0x00;
+	memset(b + 14, (int)(i & 0xFF), ip_len);
+	memcpy(b + 14, "\x45\0\0\0\0\0\x40\0\x40\x11\0\0\x0a\0\0\x09\x0a\0\0\x01", 20);
+	b[16] = (uint8_t)(ip_len >> 8), b[17] = (uint8_t)ip_len;
+	for (int k = 0; k < 20; k += 2)
+		sum += (uint32_t)(b[14 + k] << 8 | b[15 + k]);
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	b[24] = (uint8_t)(~sum >> 8), b[25] = (uint8_t)~sum;
+	memcpy(b + 34, "\x12\xb7\x12\xb7", 4); /* UDP 4791 -> 4791, no checksum */
+	b[38] = (uint8_t)((ip_len - 20) >> 8), b[39] = (uint8_t)(ip_len - 20);
+	b[40] = b[41] = 0;
+}
+
 static int do_send(struct port *p, unsigned long n, size_t bytes)
 {
 	double t0 = now_s(), t1;
 
 	for (unsigned long i = 0; i < n; i++) {
-		uint8_t *b = port_tx_buf(p);
-		memset(b, 0xFF, 6);		     /* broadcast */
-		memcpy(b + 6, "\x02\0\0\0\0\x01", 6);
-		b[12] = 0x88, b[13] = 0xB6;	     /* local experimental, not a promise */
-		memset(b + 14, (int)(i & 0xFF), bytes - 14);
+		frame_like_daemons(port_tx_buf(p), bytes, i);
 		port_tx_commit(p, bytes);
 	}
 	port_flush(p);

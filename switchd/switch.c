@@ -375,8 +375,7 @@ static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const 
 }
 
 static void port_kick(struct sw_port *port, ps_t now);
-static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len,
-			       ps_t now);
+static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now);
 
 /* docs/protocol.md §9, admission: a packet that does not fit its queue is
  * trimmed when trimming is active and its codepoint is trimmable; the cut
@@ -480,8 +479,11 @@ ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from)
 /* The frame is handed over when its serialization starts, with its arrival
  * time (core/egress.h), and the port needs an event at its end only when
  * frames are waiting: an idle fabric costs one event per hop.  A port set
- * down after a frame's serialization began does not recall it. */
-static inline __attribute__((always_inline)) void port_send(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now)
+ * down after a frame's serialization began does not recall it.  Inline
+ * in both callers (port_start, port_start_at_once), which run on every
+ * hop: left out of line by GCC, its call cost more than the ring saves. */
+static inline __attribute__((always_inline)) void port_send(struct sw_port *port, int tc,
+							    struct pkt *p, uint32_t len, ps_t now)
 {
 	struct sw *sw = port->sw;
 	enum sw_drop why;
@@ -516,8 +518,7 @@ static void port_start(struct sw_port *port, ps_t now)
  * pending, starts at once: what queueing it and picking it again would
  * do, counters and the deficits included (pick_class finds its class
  * alone), without the ring.  False when the port is not in that state. */
-static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len,
-			       ps_t now)
+static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now)
 {
 	if (port->nonempty || port->wake_pending || !egress_idle(&port->out, now))
 		return false;

@@ -38,6 +38,21 @@ static bool idx_sent(const struct nic_qp_send *sq, int64_t idx)
 	return idx >= (int64_t)sq->snd_una && idx < (int64_t)sq->next_sent;
 }
 
+/* The bits of a SACK's bitmap (bit i: PSN index base + i) that name
+ * segments sent (idx_sent), all at once rather than bit by bit. */
+static uint64_t sent_bits(const struct nic_qp_send *sq, int64_t base, uint64_t bits)
+{
+	int64_t lo = (int64_t)sq->snd_una - base, hi = (int64_t)sq->next_sent - base;
+
+	if (hi <= 0 || lo >= 64)
+		return 0;
+	if (lo > 0)
+		bits &= ~0ULL << lo;
+	if (hi < 64)
+		bits &= (1ULL << hi) - 1;
+	return bits;
+}
+
 /* A retired packet leaves flight and its timer stops (§12 rule 2).  Its
  * counts no longer change: whether it can give an RTT sample is kept with
  * its serialization start (rtt_sample). */
@@ -263,12 +278,9 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	apply_cumulative(nic, sq, s->cack_psn);
 	base = cack + s->sack_offset;
-	for (uint64_t bits = s->bitmap; bits; bits &= bits - 1) {
-		int64_t idx = base + __builtin_ctzll(bits);
-		if (!idx_sent(sq, idx))
-			continue;
-		retire(nic, sq, (uint64_t)idx);
-		highest = (uint64_t)idx;
+	for (uint64_t bits = sent_bits(sq, base, s->bitmap); bits; bits &= bits - 1) {
+		highest = (uint64_t)(base + __builtin_ctzll(bits));
+		retire(nic, sq, highest);
 	}
 	/* §12 rule 6: received bytes are a per-QP running count; a delta of
 	 * 2^23 units or more is an older SACK, reordered. */

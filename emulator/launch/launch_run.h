@@ -114,11 +114,12 @@ int launch_daemons_up(struct launch *l);
 void launch_daemon_report(struct launch *l, int i, const char *what);
 /* Reap; true (reported) when a daemon exited before it was told to stop. */
 bool launch_daemons_died(struct launch *l);
-/* One command to daemon i over the launcher's connection to it (status
- * rounds and grants come often: launch_ctl_call). */
+/* One command to daemon i over the launcher's connection to it (holds and
+ * grants come often: launch_ctl_call), waiting up to CMD_TIMEOUT_MS. */
 bool launch_daemon_call(struct launch *l, int i, const char *cmd, char *reply, size_t len);
 /* Ask daemon i for its `status` (cmd: "status", or `hold G`, which answers
- * the same) into its struct daemon; false if it did not answer one. */
+ * the same) into its struct daemon; false if it did not answer one within
+ * POLL_TIMEOUT_MS (a poll missed is asked again at the next round). */
 bool launch_status_poll(struct launch *l, int i, const char *cmd, char *reply, size_t len);
 /* Tell the sending daemons of the receives that failed at daemon i since
  * the last call (`failures`, then `fail` to each sender: docs/control.md);

@@ -53,6 +53,19 @@ static uint64_t sent_bits(const struct nic_qp_send *sq, int64_t base, uint64_t b
 	return bits;
 }
 
+/* The segments among base .. base + 63 (bit i: base + i) that the last
+ * SACK listed: retired, so a retire() on them would do nothing. */
+static uint64_t seen_bits(const struct nic_qp_send *sq, int64_t base)
+{
+	uint64_t d = (uint64_t)base - sq->sack_seen_base;
+
+	if (d < 64)
+		return sq->sack_seen >> d;
+	if (-d < 64)
+		return sq->sack_seen << -d;
+	return 0;
+}
+
 /* A retired packet leaves flight and its timer stops (§12 rule 2).  Its
  * counts no longer change: whether it can give an RTT sample is kept with
  * its serialization start (rtt_sample). */
@@ -251,7 +264,7 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 	const struct wire_seth *s = &p->u.sack.seth;
 	const struct wire_ccstate *cc = &p->u.sack.cc;
 	struct nic_qp_send *sq;
-	uint64_t highest = 0, acked = 0;
+	uint64_t highest = 0, acked = 0, bits;
 	int64_t cack, base, drawn;
 	ps_t rtt;
 
@@ -278,9 +291,13 @@ void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	apply_cumulative(nic, sq, s->cack_psn);
 	base = cack + s->sack_offset;
-	for (uint64_t bits = sent_bits(sq, base, s->bitmap); bits; bits &= bits - 1) {
-		highest = (uint64_t)(base + __builtin_ctzll(bits));
-		retire(nic, sq, highest);
+	bits = sent_bits(sq, base, s->bitmap);
+	if (bits) { /* the highest PSN listed; those the last SACK retired are skipped */
+		highest = (uint64_t)(base + 63 - __builtin_clzll(bits));
+		for (uint64_t b = bits & ~seen_bits(sq, base); b; b &= b - 1)
+			retire(nic, sq, (uint64_t)(base + __builtin_ctzll(b)));
+		sq->sack_seen_base = (uint64_t)base;
+		sq->sack_seen = bits;
 	}
 	/* §12 rule 6: received bytes are a per-QP running count; a delta of
 	 * 2^23 units or more is an older SACK, reordered. */

@@ -128,6 +128,11 @@ struct nic_qp_send {
 			       * first; may hold retired ones */
 	uint64_t rtx_pending; /* segments in SEG_RTX_QUEUED */
 
+	/* The segments the last SACK listed, all retired by it: bit i is
+	 * index sack_seen_base + i.  A SACK's bitmap names mostly segments
+	 * the one before it retired; masking them off spares a look at
+	 * each (issue 16). */
+	uint64_t sack_seen_base, sack_seen;
 	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
 	bool rcv_units_seen;
 	bool send_complete, error;

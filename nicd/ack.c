@@ -62,14 +62,22 @@ static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64
  * is 16 bits: blocks beyond 32,767 PSNs cannot be named. */
 static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t limit)
 {
-	uint64_t first = rq->next_expected, nblocks = (limit - first + 63) / 64, b;
+	uint64_t first = rq->next_expected, nblocks = (limit - first + 63) / 64, b, last;
 
 	if (drawn_idx >= first)
 		return (uint32_t)((drawn_idx - first) / 64);
 	if (!rq->nheld || !nblocks)
 		return 0;
-	/* blocks sack_block, sack_block + 1, ... modulo nblocks, one division */
+	/* blocks sack_block, sack_block + 1, ... modulo nblocks, one division.
+	 * Nothing is held past highest_held: the blocks after its own are
+	 * empty, so the turn goes on from block 0 without looking at them. */
 	b = rq->sack_block % nblocks;
+	last = (rq->highest_held - first) / 64;
+	if (last + 1 < nblocks) {
+		nblocks = last + 1;
+		if (b > last)
+			b = 0;
+	}
 	for (uint64_t n = 0; n < nblocks; n++, b = b + 1 == nblocks ? 0 : b + 1) {
 		if (block_bitmap(rq, first + 64ULL * b, limit)) {
 			rq->sack_block = (uint32_t)b + 1;

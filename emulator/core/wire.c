@@ -77,6 +77,16 @@ const char *wire_error_name(enum wire_error e)
 	return names[e];
 }
 
+/* wire_kind_of's table: every opcode not named is DATA (WIRE_KIND_DATA is
+ * 0), as the function promises. */
+_Static_assert(WIRE_KIND_DATA == 0, "unnamed opcodes read as data");
+const uint8_t wire_kinds[256] = {
+    [WIRE_OP_ACK] = WIRE_KIND_ACK,
+    [WIRE_OP_SACK] = WIRE_KIND_SACK,
+    [WIRE_OP_NACK] = WIRE_KIND_NACK,
+    [WIRE_OP_PROBE] = WIRE_KIND_PROBE,
+};
+
 const char *wire_opcode_name(uint8_t opcode)
 {
 	switch (opcode) {

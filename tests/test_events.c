@@ -572,6 +572,7 @@ struct rec {
  * both consume the same random numbers as long as they agree. */
 struct sim {
 	bool ref;
+	bool dense; /* many events in few picoseconds, many keys (sim_time) */
 	struct events *q;
 	struct ref_heap heap;
 	ps_t ref_now;
@@ -623,12 +624,32 @@ static ps_t sim_next(struct sim *s)
 	return s->heap.n ? s->heap.v[0].when : PS_NEVER;
 }
 
+/* Dense: hundreds of events in each of a few picoseconds, now, just after
+ * and just past the next level-0 span (2^18 ps), as in a large fabric whose
+ * hosts started together. */
+static ps_t sim_time_dense(struct sim *s)
+{
+	ps_t base = sim_now(s);
+	uint64_t r = xorshift(&s->rng) % 100;
+
+	if (r < 30) {
+		return base;
+	}
+	if (r < 75) {
+		return base + 1 + xorshift(&s->rng) % 3;
+	}
+	return (base | ((1ULL << 18) - 1)) + 1 + xorshift(&s->rng) % 2;
+}
+
 /* Near ps offsets, same-time bursts, in-wheel and far times, up to 2^63. */
 static ps_t sim_time(struct sim *s)
 {
 	ps_t base = sim_now(s), off;
 	uint64_t r = xorshift(&s->rng) % 100;
 
+	if (s->dense) {
+		return sim_time_dense(s);
+	}
 	if (r < 15) {
 		off = 0;
 	} else if (r < 40) {
@@ -660,7 +681,8 @@ static void sim_schedule(struct sim *s)
 	ps_t when = sim_time(s);
 	uint64_t key = EVENTS_KEY_ENGINE;
 	if (xorshift(&s->rng) % 2) {
-		key = events_key_arrival((uint32_t)(xorshift(&s->rng) % 4), xorshift(&s->rng) % 8);
+		uint32_t ports = s->dense ? 4096 : 4;
+		key = events_key_arrival((uint32_t)(xorshift(&s->rng) % ports), xorshift(&s->rng) % 8);
 	}
 	struct rec *r = &s->recs[s->n_recs];
 	*r = (struct rec){.sim = s, .tag = s->n_recs++, .pending = true, .pend_idx = s->n_pend};
@@ -774,7 +796,7 @@ static void sim_scenario(struct sim *s)
 	assert_non_null(s->recs);
 	assert_non_null(s->pend);
 	while (s->n_recs < RAND_EVENTS) {
-		int burst = (int)(xorshift(&s->rng) % 40);
+		int burst = (int)(xorshift(&s->rng) % (s->dense ? 400 : 40));
 		for (int i = 0; i < burst; i++) {
 			sim_schedule(s);
 			if (xorshift(&s->rng) % 5 == 0) {
@@ -798,12 +820,11 @@ static void sim_scenario(struct sim *s)
 	sim_log(s, 7, s->ref ? s->ref_executed : events_executed(s->q));
 }
 
-static void test_random_against_reference(void **state)
+static void random_against_reference(bool dense)
 {
-	struct sim real = {.ref = false, .q = events_new()};
-	struct sim ref = {.ref = true};
+	struct sim real = {.ref = false, .dense = dense, .q = events_new()};
+	struct sim ref = {.ref = true, .dense = dense};
 
-	(void)state;
 	sim_scenario(&real);
 	sim_scenario(&ref);
 	assert_int_equal(real.pending, 0);
@@ -837,6 +858,20 @@ static void test_random_against_reference(void **state)
 	free(ref.recs);
 	free(ref.log);
 	free(ref.heap.v);
+}
+
+static void test_random_against_reference(void **state)
+{
+	(void)state;
+	random_against_reference(false);
+}
+
+/* The same with hundreds of events in a picosecond, their keys in no order
+ * (the queue sorts such picoseconds when it takes them). */
+static void test_random_dense_against_reference(void **state)
+{
+	(void)state;
+	random_against_reference(true);
 }
 
 /* ---- throughput ---- */
@@ -899,6 +934,7 @@ int main(void)
 	    cmocka_unit_test(test_stop_short_then_fill_gap),
 	    cmocka_unit_test(test_run_one_runs_exactly_one),
 	    cmocka_unit_test(test_random_against_reference),
+	    cmocka_unit_test(test_random_dense_against_reference),
 	    cmocka_unit_test(test_throughput),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,51 +6,67 @@
  * steps), levels 1-3 have 2^16 slots each (level 1's slots are 262 ns wide
  * and span 17 ms: link arrivals on an idle wire, the 150 us retransmission
  * timers, mostly cancelled there).  Level L holds the events whose time
- * first differs from `cur` in level L's bits, in the slot those bits name,
- * found through three words of bitmap (top, summary, used), so the whole
+ * first differs from `cur` in level L's bits, in the slot those bits name;
+ * level 0 also holds the events of `cur` itself, in cur's own slot.  Slots
+ * are found through three words of bitmap (top, summary, used), so the whole
  * 64-bit range fits and no overflow list is needed.  Because a level's
- * events all agree with `cur` above that level and exceed it within it, the
- * earliest wheel event is in the lowest non-empty level, in its lowest
- * non-empty slot — found with the bitmaps, never by turning the wheel slot
- * by slot.  Taking a slot above level 0 moves `cur` to the slot's start and
- * files its events again, lower; each event is filed at most once per level.
+ * events all agree with `cur` above that level and are not before it within
+ * it, the earliest wheel event is in the lowest non-empty level, in its
+ * lowest non-empty slot — found with the bitmaps, never by turning the wheel
+ * slot by slot.  Taking a slot above level 0 moves `cur` to the slot's start
+ * and files its events again, lower; each event is filed at most once per
+ * level.  An event's level is therefore a function of its time and `cur`
+ * (node_level), and is not stored.
  *
- * Exact order without sorting.  Every slot list is kept in scheduling order
- * (appended at its tail): when a slot is taken every lower level is empty,
- * so the events it files again reach their new slots before any event
- * scheduled later.  A level-0 slot is one picosecond, so its events differ
- * only in order key and sequence; taking it makes it the `fifo`, the
- * events of `cur` in the order they run.  That is its own order whenever
- * its keys do not decrease (keyed events are arrivals, rule 16: about one a
- * picosecond, and engine events have the highest key); otherwise its keyed
- * events go to `ready`, a small binary heap on (time, key, sequence) whose
- * entries carry those three inline.  `ready` also takes an event scheduled
- * for a time before `cur` (cur may stand past now after a run stopped short
- * of a slot), and a keyed event scheduled for `cur` itself, after moving
- * the `fifo`'s keyed events into it.  So every `ready` entry precedes every
- * `fifo` event, and the next event is `ready`'s top if there is one, else
- * the `fifo`'s head.  An engine event scheduled for `cur` joins the `fifo`'s
- * tail: its sequence is the latest.
+ * Exact order, sorted as it comes.  A level-0 slot is one picosecond, so
+ * its events differ only in order key and scheduling order: its list is
+ * kept in the order they run (rule 16: by key, then as scheduled).  An
+ * event joins at the tail, where it belongs unless it is an arrival
+ * scheduled after a later key (an engine event, or an arrival on a higher
+ * port); then it walks back from the tail, past the few events of that
+ * picosecond it precedes.  A picosecond of hundreds of arrivals whose keys
+ * come in no order (a large fabric whose hosts started together) is instead
+ * sorted once, when it is taken (level0_insert, slot_sort).  The slots above
+ * keep scheduling order (appended at their tail).  That holds through
+ * cascades: when a slot is taken every lower level is empty, so the events
+ * it files again reach their new slots, in their order, before any event
+ * scheduled later.  So `cur`'s own slot is the `fifo`, the events of `cur`
+ * in the order they run, and running one takes its head.
+ *
+ * `ready`, a small binary heap on (time, key, sequence) whose entries carry
+ * those three inline, takes the events scheduled for a time before `cur`:
+ * cur may stand past now after a run stopped short of a slot (the daemons'
+ * runs end at grant bounds).  Time moves on only when `ready` is empty, so
+ * every `ready` entry precedes every wheel event, and the next event is
+ * `ready`'s top if there is one, else the `fifo`'s head.  Its entries'
+ * sequence is their scheduling order, because an event enters `ready` only
+ * when it is scheduled.
  *
  * Why (issue 16): the previous wheel had 128 ps granules, each emptied into
  * a binary heap of all its events; the heap's pushes and pops were about a
- * third of the simulator's instructions.  Now an event costs a list append,
- * rarely a filing one level down, and a list pop (callgrind, events alone,
- * instructions per data packet: 11,626 -> 10,731 at 8 hosts, 13,741 ->
- * 11,934 at 128, 13,906 -> 10,298 at 1,024).
+ * third of the simulator's instructions.  Then taking a picosecond walked
+ * its list, sorted it when an arrival followed an engine event (one
+ * picosecond in six at 128 hosts) and sent picoseconds of more than 64
+ * arrivals to the heap (a fifth of all instructions at 1,024 hosts).  Now
+ * an event costs a list append (rarely a step back), rarely a filing one
+ * level down, and a list pop (callgrind, events alone, instructions per
+ * data packet: 10,299 -> 9,659 at 8 hosts, 11,221 -> 10,344 at 128 and
+ * 9,742 -> 8,100 at 1,024).
  *
- * Events live in one array of 64-byte nodes on a free list, linked by index:
- * no allocation per event.  An id is (generation << 32) | index (node 0 is
- * never used, so no id is 0); a node's generation moves on when its event
- * runs or is cancelled, so stale ids are refused.  Cancelling an event in
- * the wheel or the `fifo` unlinks it; one in `ready` is left there, dead
- * (the node's state or sequence no longer match), until it reaches the top;
- * the top is always live. */
+ * Events live in 64-byte nodes on a free list, linked by index: no
+ * allocation per event.  The node array is a mapping that grows in place
+ * (mremap), so it is never copied.  An id is (generation << 32) | index
+ * (node 0 is never used, so no id is 0); a node's generation moves on when
+ * its event runs or is cancelled, so stale ids are refused.  Cancelling an
+ * event in the wheel unlinks it; one in `ready` is left there, dead (its
+ * entry's generation no longer matches the node's), until it reaches the
+ * top; the top is always live. */
 #include "events.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Level 0: 2^L0_BITS slots of 1 ps; levels 1-3: 2^UP_BITS slots each.  18
  * bits (262 ns, 2 MB of slot lists) measured better than 16: fewer data
@@ -62,34 +78,36 @@
 #define UP_SLOTS  (1u << UP_BITS)
 #define NIL	  0u /* no node: node 0 is never handed out */
 #define MAX_NODES UINT32_MAX
+#define NODES_MIN 1024u /* the first mapping's nodes (64 KiB) */
+#define NODES_ADD 64u	/* nodes put on the free list at once */
 
-enum node_state { NODE_FREE, NODE_WHEEL, NODE_FIFO, NODE_READY };
+enum node_state { NODE_FREE, NODE_WHEEL, NODE_READY };
 
 struct node {
 	_Alignas(64) ps_t when; /* one cache line per node */
 	uint64_t key;
-	uint64_t seq; /* scheduling order, the last tie-breaker */
 	events_fn fn;
 	void *arg;
-	uint32_t next; /* slot list or `fifo`, or the free list */
-	uint32_t prev; /* slot list or `fifo`; NIL at the head */
+	uint32_t next; /* slot list, or the free list */
+	uint32_t prev; /* slot list; NIL at the head */
 	uint32_t gen;
-	uint32_t slot; /* where in the wheel, while NODE_WHEEL */
-	uint8_t level;
 	uint8_t state;
 };
 
-/* A list of nodes in scheduling order: a wheel slot, or the `fifo`. */
+/* A list of nodes: a wheel slot (level 0: in run order; above: in
+ * scheduling order). */
 struct list {
 	uint32_t head, tail;
 };
 
-/* A `ready` entry: the order inline, the node for what to run. */
+/* A `ready` entry: the order inline, the node for what to run, and the
+ * node's generation, which says whether the event is still pending. */
 struct ready_entry {
 	ps_t when;
 	uint64_t key;
 	uint64_t seq;
 	uint32_t node;
+	uint32_t gen;
 };
 
 struct wheel_level {
@@ -101,25 +119,25 @@ struct wheel_level {
 
 struct events {
 	ps_t now;
-	ps_t cur; /* the picosecond the `fifo` is at; the wheel is after it */
-	uint64_t seq;
+	ps_t cur;	   /* the picosecond of the `fifo`; the wheel is not before it */
+	struct list *fifo; /* level 0's slot of cur: its events, in the order they run */
 	uint64_t executed;
 	size_t pending;
-
-	struct list fifo;    /* events at cur, in the order they run */
-	uint32_t fifo_keyed; /* how many lead it with keys below engine's */
 
 	struct ready_entry *ready; /* binary heap on (when, key, seq) */
 	uint32_t ready_len, ready_cap;
 	uint32_t ready_dead; /* cancelled entries still in `ready` */
+	uint64_t ready_seq;  /* the next `ready` entry's sequence */
 
 	uint32_t levels_used; /* bit L: level L has an event */
+	uint64_t *l0_unsorted; /* bit s: level-0 slot s is to be sorted when taken */
+	uint32_t unsorted;     /* how many are */
 	/* Exact earliest wheel time when wheel_min_valid: events_next's cache,
 	 * so that asking twice does not scan twice. */
 	bool wheel_min_valid;
 	ps_t wheel_min;
 
-	struct node *nodes;
+	struct node *nodes;	     /* a mapping of nodes_cap nodes */
 	uint32_t n_nodes, nodes_cap; /* handed out so far (with node 0), room */
 	uint32_t free_list;
 
@@ -137,14 +155,42 @@ static inline unsigned level_shift(unsigned level)
 	return level ? L0_BITS + UP_BITS * (level - 1) : 0;
 }
 
+static inline unsigned level_slot(unsigned level, ps_t when)
+{
+	return (unsigned)(when >> level_shift(level)) & ((1u << level_bits(level)) - 1);
+}
+
+/* The level of a wheel event's time: that of the highest bit where it
+ * differs from cur (level 0 when none does). */
+static inline unsigned node_level(const struct events *q, ps_t when)
+{
+	ps_t diff = when ^ q->cur;
+
+	if (diff < L0_SLOTS) {
+		return 0;
+	}
+	return (63 - (unsigned)__builtin_clzll(diff) - L0_BITS) / UP_BITS + 1;
+}
+
+static __attribute__((noreturn)) void out_of_memory(void)
+{
+	fprintf(stderr, "mrcemu: event queue: out of memory\n");
+	abort();
+}
+
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n);
 	if (!p) {
-		fprintf(stderr, "mrcemu: event queue: out of memory\n");
-		abort();
+		out_of_memory();
 	}
 	return p;
+}
+
+static inline void set_cur(struct events *q, ps_t cur)
+{
+	q->cur = cur;
+	q->fifo = &q->level[0].slot[cur & (L0_SLOTS - 1)];
 }
 
 struct events *events_new(void)
@@ -154,19 +200,28 @@ struct events *events_new(void)
 	struct events *q = calloc(1, sizeof *q);
 
 	if (!q) {
-		fprintf(stderr, "mrcemu: event queue: out of memory\n");
-		abort();
+		out_of_memory();
 	}
-	q->n_nodes = 1;
 	for (unsigned l = 0; l < LEVELS; l++) {
 		size_t slots = (size_t)1 << level_bits(l);
 		q->level[l].used = calloc(slots / 64, sizeof(uint64_t));
 		q->level[l].slot = calloc(slots, sizeof(struct list));
 		if (!q->level[l].used || !q->level[l].slot) {
-			fprintf(stderr, "mrcemu: event queue: out of memory\n");
-			abort();
+			out_of_memory();
 		}
 	}
+	q->l0_unsorted = calloc(L0_SLOTS / 64, sizeof(uint64_t));
+	if (!q->l0_unsorted) {
+		out_of_memory();
+	}
+	q->nodes = mmap(NULL, NODES_MIN * sizeof *q->nodes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->nodes == MAP_FAILED) {
+		out_of_memory();
+	}
+	q->nodes_cap = NODES_MIN;
+	q->n_nodes = 1;
+	set_cur(q, 0);
 	return q;
 }
 
@@ -179,41 +234,43 @@ void events_free(struct events *q)
 		free(q->level[l].used);
 		free(q->level[l].slot);
 	}
-	free(q->nodes);
+	free(q->l0_unsorted);
+	munmap(q->nodes, (size_t)q->nodes_cap * sizeof *q->nodes);
 	free(q->ready);
 	free(q);
 }
 
 /* ---- nodes ---- */
 
-/* The free list is empty: room for one more node.  Rare, so kept out of
+/* The free list is empty: NODES_ADD more nodes go on it, the mapping
+ * doubled in place first if they do not fit (pages come zeroed, and are
+ * touched only as nodes are used).  Rare, so kept out of
  * events_schedule_key's way. */
-static __attribute__((noinline)) uint32_t node_grow(struct events *q)
+static __attribute__((noinline)) void node_grow(struct events *q)
 {
-	if (q->n_nodes >= q->nodes_cap) {
-		uint64_t cap = q->nodes_cap ? 2 * (uint64_t)q->nodes_cap : 1024;
+	if (q->nodes_cap - q->n_nodes < NODES_ADD) {
+		uint64_t cap = 2 * (uint64_t)q->nodes_cap;
 		if (cap > MAX_NODES) {
 			cap = MAX_NODES;
 		}
-		if (cap <= q->n_nodes) {
+		if (cap - q->n_nodes < NODES_ADD) {
 			fprintf(stderr, "mrcemu: event queue: too many pending events\n");
 			abort();
 		}
-		struct node *nodes = aligned_alloc(64, cap * sizeof *nodes);
-		if (!nodes) {
-			fprintf(stderr, "mrcemu: event queue: out of memory\n");
-			abort();
-		}
-		if (q->nodes) {
-			memcpy(nodes, q->nodes, q->n_nodes * sizeof *nodes);
-			free(q->nodes);
+		void *nodes = mremap(q->nodes, (size_t)q->nodes_cap * sizeof *q->nodes,
+				     cap * sizeof *q->nodes, MREMAP_MAYMOVE);
+		if (nodes == MAP_FAILED) {
+			out_of_memory();
 		}
 		q->nodes = nodes;
 		q->nodes_cap = (uint32_t)cap;
 	}
-	uint32_t i = q->n_nodes++;
-	q->nodes[i].gen = 1;
-	return i;
+	/* In reverse, so that the lowest index is handed out first. */
+	for (uint32_t i = q->n_nodes + NODES_ADD; i-- > q->n_nodes;) {
+		q->nodes[i].next = q->free_list;
+		q->free_list = i;
+	}
+	q->n_nodes += NODES_ADD;
 }
 
 static void node_release(struct events *q, uint32_t i)
@@ -227,7 +284,7 @@ static void node_release(struct events *q, uint32_t i)
 	q->pending--;
 }
 
-/* ---- lists in scheduling order ---- */
+/* ---- lists ---- */
 
 /* Appends node i; returns whether the list was empty. */
 static inline bool list_append(struct events *q, struct list *l, uint32_t i, struct node *n)
@@ -245,20 +302,6 @@ static inline bool list_append(struct events *q, struct list *l, uint32_t i, str
 	return true;
 }
 
-static inline void list_prepend(struct events *q, struct list *l, uint32_t i, struct node *n)
-{
-	uint32_t head = l->head;
-
-	n->prev = NIL;
-	n->next = head;
-	l->head = i;
-	if (head) {
-		q->nodes[head].prev = i;
-	} else {
-		l->tail = i;
-	}
-}
-
 static inline void list_unlink(struct events *q, struct list *l, const struct node *n)
 {
 	if (n->prev) {
@@ -271,6 +314,121 @@ static inline void list_unlink(struct events *q, struct list *l, const struct no
 	} else {
 		l->tail = n->prev;
 	}
+}
+
+/* ---- level 0: lists in run order ---- */
+
+/* How far back from a level-0 list's tail an event may walk to its place
+ * before the list is left to be sorted when its picosecond is taken. */
+#define WALK_MAX 8
+
+static inline bool slot_unsorted(const struct events *q, unsigned s)
+{
+	return q->unsorted && q->l0_unsorted[s / 64] & 1ULL << (s % 64);
+}
+
+/* Node i goes before the tail of level-0 slot s, whose key is above its
+ * own: after the last event whose key is not (docs/protocol.md §12 rule 16:
+ * by key, then in scheduling order, and i is the latest scheduled).  Mostly
+ * a step or two: a picosecond holds a few events.  When the place is
+ * further back, in a slot still to come (many arrivals in one picosecond,
+ * in no order: a large fabric whose hosts started together), i joins the
+ * tail and the slot is sorted once, when taken (slot_sort); `cur`'s own
+ * slot is the `fifo` and stays in order. */
+static __attribute__((noinline)) void level0_insert(struct events *q, struct list *l, unsigned s,
+						    uint32_t i, struct node *n)
+{
+	bool bounded = l != q->fifo;
+	uint32_t after = q->nodes[l->tail].prev;
+
+	if (bounded && slot_unsorted(q, s)) {
+		after = l->tail;
+	} else {
+		for (unsigned steps = 1; after && q->nodes[after].key > n->key; steps++) {
+			if (bounded && steps == WALK_MAX) {
+				q->l0_unsorted[s / 64] |= 1ULL << (s % 64);
+				q->unsorted++;
+				after = l->tail;
+				break;
+			}
+			after = q->nodes[after].prev;
+		}
+	}
+	uint32_t next = after ? q->nodes[after].next : l->head;
+	n->prev = after;
+	n->next = next;
+	if (next) {
+		q->nodes[next].prev = i;
+	} else {
+		l->tail = i;
+	}
+	if (after) {
+		q->nodes[after].next = i;
+	} else {
+		l->head = i;
+	}
+}
+
+/* Merges two key-ordered chains (linked by next); on equal keys a's event
+ * first, so that the sort is stable. */
+static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
+{
+	uint32_t head = NIL, *link = &head;
+
+	while (a && b) {
+		if (q->nodes[b].key < q->nodes[a].key) {
+			*link = b;
+			link = &q->nodes[b].next;
+			b = *link;
+		} else {
+			*link = a;
+			link = &q->nodes[a].next;
+			a = *link;
+		}
+	}
+	*link = a ? a : b;
+	return head;
+}
+
+/* Puts a level-0 slot's list in run order (see level0_insert): a stable
+ * natural merge sort by key.  The list is a few ascending runs, one for
+ * each picosecond that scheduled into it (events run in key order, and an
+ * arrival schedules the next on its wire), so it is cut into its runs and
+ * those are merged, bottom up: run[k] holds the merge of 2^k runs (32 of
+ * them hold 2^32). */
+static __attribute__((noinline)) void slot_sort(struct events *q, unsigned s)
+{
+	struct list *l = &q->level[0].slot[s];
+	uint32_t run[33] = {0}, head = NIL, prev = NIL;
+	unsigned top = 0;
+
+	q->l0_unsorted[s / 64] &= ~(1ULL << (s % 64));
+	q->unsorted--;
+	for (uint32_t i = l->head; i;) {
+		uint32_t last = i, next;
+		while ((next = q->nodes[last].next) && q->nodes[next].key >= q->nodes[last].key) {
+			last = next;
+		}
+		q->nodes[last].next = NIL;
+		unsigned k = 0;
+		for (; run[k]; k++) {
+			i = chain_merge(q, run[k], i);
+			run[k] = NIL;
+		}
+		run[k] = i;
+		top = k > top ? k : top;
+		i = next;
+	}
+	for (unsigned k = 0; k <= top; k++) {
+		if (run[k]) {
+			head = head ? chain_merge(q, run[k], head) : run[k];
+		}
+	}
+	l->head = head;
+	for (uint32_t i = head; i; prev = i, i = q->nodes[i].next) {
+		q->nodes[i].prev = prev;
+	}
+	l->tail = prev;
 }
 
 /* ---- ready: binary heap in exact order ---- */
@@ -293,9 +451,9 @@ static __attribute__((noinline)) void ready_grow(struct events *q)
 	q->ready = xrealloc(q->ready, q->ready_cap * sizeof *q->ready);
 }
 
-static inline void ready_push(struct events *q, uint32_t i, struct node *n)
+static void ready_push(struct events *q, uint32_t i, struct node *n)
 {
-	struct ready_entry e = {n->when, n->key, n->seq, i};
+	struct ready_entry e = {n->when, n->key, q->ready_seq++, i, n->gen};
 
 	n->state = NODE_READY;
 	if (q->ready_len == q->ready_cap) {
@@ -318,7 +476,7 @@ static inline void ready_push(struct events *q, uint32_t i, struct node *n)
  * along the earlier child (one comparison a level, not two), then the last
  * entry comes up from there; it belongs near the bottom, so it rises
  * little. */
-static inline void ready_pop(struct events *q)
+static void ready_pop(struct events *q)
 {
 	struct ready_entry *h = q->ready;
 	uint32_t len = --q->ready_len;
@@ -352,9 +510,7 @@ static inline void ready_pop(struct events *q)
 
 static bool entry_live(const struct events *q, const struct ready_entry *e)
 {
-	const struct node *n = &q->nodes[e->node];
-
-	return n->state == NODE_READY && n->seq == e->seq;
+	return q->nodes[e->node].gen == e->gen;
 }
 
 /* Keeps the top live, so that events_next can read it as it is. */
@@ -364,89 +520,6 @@ static void ready_settle(struct events *q)
 		ready_pop(q);
 		q->ready_dead--;
 	}
-}
-
-/* The `fifo`'s keyed events go to `ready`, so that a keyed event of cur
- * scheduled now finds its place among them. */
-static __attribute__((noinline)) void fifo_spill_keyed(struct events *q)
-{
-	for (uint32_t i = q->fifo.head; i && q->fifo_keyed;) {
-		struct node *n = &q->nodes[i];
-		uint32_t next = n->next;
-		if (n->key != EVENTS_KEY_ENGINE) {
-			list_unlink(q, &q->fifo, n);
-			ready_push(q, i, n);
-			q->fifo_keyed--;
-		}
-		i = next;
-	}
-}
-
-/* An event due at or before cur: the `fifo`'s tail if it is an engine event
- * of cur itself (its sequence is the latest), `ready` otherwise (see the top
- * of the file). */
-static void due_add(struct events *q, uint32_t i, struct node *n)
-{
-	if (n->key == EVENTS_KEY_ENGINE && n->when == q->cur) {
-		n->state = NODE_FIFO;
-		list_append(q, &q->fifo, i, n);
-		return;
-	}
-	if (n->when == q->cur && q->fifo_keyed) {
-		fifo_spill_keyed(q);
-	}
-	ready_push(q, i, n);
-}
-
-/* The `fifo` of a picosecond just taken has keyed events out of key
- * order: a stable sort puts them first, by key (those of one key stay in
- * scheduling order); the engine events follow, as they were.  Many keyed
- * events in one picosecond (a fabric whose hosts all started together)
- * go to `ready` instead. */
-#define FIFO_SORT_MAX 64
-static __attribute__((noinline)) void fifo_sort_keyed(struct events *q)
-{
-	struct {
-		uint64_t key;
-		uint32_t node;
-	} k[FIFO_SORT_MAX];
-	struct list engine = {NIL, NIL};
-	uint32_t nk = 0;
-
-	if (q->fifo_keyed > FIFO_SORT_MAX) {
-		fifo_spill_keyed(q);
-		return;
-	}
-	for (uint32_t i = q->fifo.head; i;) {
-		struct node *n = &q->nodes[i];
-		uint32_t next = n->next;
-		if (n->key == EVENTS_KEY_ENGINE) {
-			list_append(q, &engine, i, n);
-		} else {
-			uint32_t b = nk++;
-			for (; b && k[b - 1].key > n->key; b--) {
-				k[b] = k[b - 1];
-			}
-			k[b].key = n->key;
-			k[b].node = i;
-		}
-		i = next;
-	}
-	q->fifo = engine;
-	while (nk--) {
-		list_prepend(q, &q->fifo, k[nk].node, &q->nodes[k[nk].node]);
-	}
-}
-
-static void fifo_remove(struct events *q, const struct node *n)
-{
-	list_unlink(q, &q->fifo, n);
-	q->fifo_keyed -= n->key != EVENTS_KEY_ENGINE;
-}
-
-static inline bool due_empty(const struct events *q)
-{
-	return !q->ready_len && !q->fifo.head;
 }
 
 /* ---- the wheel ---- */
@@ -481,67 +554,78 @@ static inline void slot_mark_empty(struct events *q, unsigned level, unsigned s)
 	q->levels_used &= ~(1u << level);
 }
 
-static inline void wheel_link(struct events *q, uint32_t i, struct node *n, unsigned level,
-			      unsigned s)
+/* Level 0, in run order (see the top of the file): at the tail unless the
+ * tail's key is above the node's. */
+static inline void level0_link(struct events *q, uint32_t i, struct node *n)
 {
+	unsigned s = level_slot(0, n->when);
+	struct list *l = &q->level[0].slot[s];
+	uint32_t tail = l->tail;
+
 	n->state = NODE_WHEEL;
-	n->level = (uint8_t)level;
-	n->slot = s;
+	if (!tail) {
+		n->next = NIL;
+		n->prev = NIL;
+		l->head = i;
+		l->tail = i;
+		slot_mark_used(q, 0, s);
+		return;
+	}
+	struct node *t = &q->nodes[tail];
+	if (t->key <= n->key) {
+		n->next = NIL;
+		n->prev = tail;
+		t->next = i;
+		l->tail = i;
+		return;
+	}
+	level0_insert(q, l, s, i, n);
+}
+
+/* A time at or after cur, in the same level-0 span. */
+static inline bool on_level0(const struct events *q, ps_t when)
+{
+	return when >= q->cur && (when ^ q->cur) < L0_SLOTS;
+}
+
+/* A time after cur that differs from it above level 0: appended to the slot
+ * of the level of the highest differing bit.  Kept apart from the level-0
+ * path, the common one. */
+static __attribute__((noinline)) void wheel_link_up(struct events *q, uint32_t i, struct node *n)
+{
+	unsigned level = node_level(q, n->when), s = level_slot(level, n->when);
+
+	n->state = NODE_WHEEL;
 	if (list_append(q, &q->level[level].slot[s], i, n)) {
 		slot_mark_used(q, level, s);
 	}
-}
-
-/* A time after cur that differs from it above level 0: the level of the
- * highest differing bit.  Kept apart from the level-0 path, the common
- * one. */
-static __attribute__((noinline)) void wheel_link_up(struct events *q, uint32_t i, struct node *n)
-{
-	unsigned high = 63 - (unsigned)__builtin_clzll(n->when ^ q->cur);
-	unsigned level = (high - L0_BITS) / UP_BITS + 1;
-
-	wheel_link(q, i, n, level, (unsigned)(n->when >> level_shift(level)) & (UP_SLOTS - 1));
 	if (n->when < q->wheel_min) {
 		/* Exact while valid: a new minimum keeps it so. */
 		q->wheel_min = n->when;
 	}
 }
 
-static inline bool on_level0(const struct events *q, ps_t when)
-{
-	return when > q->cur && (when ^ q->cur) < L0_SLOTS;
-}
-
-/* Files node i by its time when it does not go to level 0: due if not after
- * cur, else the level of the highest bit where it differs from cur. */
+/* Files node i when it does not go to level 0: `ready` if before cur (see
+ * the top of the file), else the level above. */
 static __attribute__((noinline)) events_id file_node_other(struct events *q, uint32_t i,
 							   struct node *n, events_id id)
 {
-	if (n->when <= q->cur) {
-		due_add(q, i, n);
+	if (n->when < q->cur) {
+		ready_push(q, i, n);
 	} else {
 		wheel_link_up(q, i, n);
 	}
 	return id;
 }
 
-/* Files node i by its time. */
-static inline void file_node(struct events *q, uint32_t i, struct node *n)
-{
-	if (on_level0(q, n->when)) {
-		wheel_link(q, i, n, 0, (unsigned)n->when & (L0_SLOTS - 1));
-	} else {
-		file_node_other(q, i, n, 0);
-	}
-}
-
 static void wheel_unlink(struct events *q, struct node *n)
 {
-	struct list *l = &q->level[n->level].slot[n->slot];
+	unsigned level = node_level(q, n->when), s = level_slot(level, n->when);
+	struct list *l = &q->level[level].slot[s];
 
 	list_unlink(q, l, n);
 	if (!l->head) {
-		slot_mark_empty(q, n->level, n->slot);
+		slot_mark_empty(q, level, s);
 	}
 	if (n->when == q->wheel_min) {
 		q->wheel_min_valid = false;
@@ -566,20 +650,9 @@ static inline ps_t slot_start(const struct events *q, unsigned level, unsigned s
 	return prefix | ((ps_t)s << level_shift(level));
 }
 
-/* Empties a slot, returning its list. */
-static inline struct list slot_take(struct events *q, unsigned level, unsigned s)
-{
-	struct list *sl = &q->level[level].slot[s];
-	struct list l = *sl;
-
-	*sl = (struct list){NIL, NIL};
-	slot_mark_empty(q, level, s);
-	return l;
-}
-
 /* The earliest slot is above level 0: if it starts by `limit`, cur moves to
- * its start and its events are filed again, lower.  Returns whether it
- * did. */
+ * its start and its events are filed again, lower (those of the start
+ * itself into cur's own slot).  Returns whether it did. */
 static __attribute__((noinline)) bool cascade(struct events *q, unsigned level, ps_t limit)
 {
 	unsigned s = level_first(q, level);
@@ -588,47 +661,33 @@ static __attribute__((noinline)) bool cascade(struct events *q, unsigned level, 
 	if (start > limit) {
 		return false;
 	}
-	struct list l = slot_take(q, level, s);
-	q->cur = start;
+	struct list *sl = &q->level[level].slot[s];
+	uint32_t i = sl->head;
+	*sl = (struct list){NIL, NIL};
+	slot_mark_empty(q, level, s);
+	set_cur(q, start);
 	/* The cached minimum is among these, about to change level. */
 	q->wheel_min_valid = false;
-	for (uint32_t i = l.head; i;) {
+	while (i) {
 		struct node *n = &q->nodes[i];
 		uint32_t next = n->next;
-		file_node(q, i, n);
+		if (on_level0(q, n->when)) {
+			level0_link(q, i, n);
+		} else {
+			wheel_link_up(q, i, n);
+		}
 		i = next;
+	}
+	if (slot_unsorted(q, level_slot(0, start))) {
+		slot_sort(q, level_slot(0, start));
 	}
 	return true;
 }
 
-/* A level-0 slot, one picosecond, is due; its events are in scheduling
- * order.  They become the `fifo` as they stand when their keys do not
- * decrease (mostly so: keyed events are arrivals, about one a picosecond),
- * else its keyed events go to `ready`. */
-static inline void take_picosecond(struct events *q, struct list l)
-{
-	uint64_t key = 0;
-	uint32_t keyed = 0;
-	bool sorted = true;
-
-	for (uint32_t i = l.head; i;) {
-		struct node *n = &q->nodes[i];
-		n->state = NODE_FIFO;
-		sorted &= n->key >= key;
-		key = n->key;
-		keyed += key != EVENTS_KEY_ENGINE;
-		i = n->next;
-	}
-	q->fifo = l;
-	q->fifo_keyed = keyed;
-	if (!sorted) {
-		fifo_sort_keyed(q);
-	}
-}
-
-/* Moves the earliest due slots down until some events are due, but never
- * moves cur past `limit`, so that events scheduled after an early stop still
- * find their place in the wheel.  Returns whether some are. */
+/* The `fifo` is empty: cur moves to the earliest wheel event's picosecond,
+ * but never past `limit`, so that events scheduled after an early stop
+ * still find their place in the wheel.  Returns whether the `fifo` has
+ * events. */
 static bool refill(struct events *q, ps_t limit)
 {
 	while (q->levels_used) {
@@ -637,18 +696,19 @@ static bool refill(struct events *q, ps_t limit)
 			if (!cascade(q, level, limit)) {
 				return false;
 			}
-			if (!due_empty(q)) {
+			if (q->fifo->head) {
 				return true;
 			}
 			continue;
 		}
-		unsigned s = level_first(q, 0);
-		ps_t start = (q->cur & ~(ps_t)(L0_SLOTS - 1)) | s;
+		ps_t start = (q->cur & ~(ps_t)(L0_SLOTS - 1)) | level_first(q, 0);
 		if (start > limit) {
 			return false;
 		}
-		q->cur = start;
-		take_picosecond(q, slot_take(q, 0, s));
+		set_cur(q, start);
+		if (slot_unsorted(q, level_slot(0, start))) {
+			slot_sort(q, level_slot(0, start));
+		}
 		return true;
 	}
 	return false;
@@ -677,13 +737,12 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 	when = when < q->now ? q->now : when;
 	n->when = when;
 	n->key = key;
-	n->seq = q->seq++;
 	n->fn = fn;
 	n->arg = arg;
 	q->pending++;
 	events_id id = ((uint64_t)n->gen << 32) | i;
 	if (on_level0(q, when)) {
-		wheel_link(q, i, n, 0, (unsigned)when & (L0_SLOTS - 1));
+		level0_link(q, i, n);
 		return id;
 	}
 	return file_node_other(q, i, n, id);
@@ -692,10 +751,7 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 static __attribute__((noinline)) events_id schedule_grown(struct events *q, ps_t when, uint64_t key,
 							  events_fn fn, void *arg)
 {
-	uint32_t i = node_grow(q);
-
-	q->nodes[i].next = q->free_list;
-	q->free_list = i;
+	node_grow(q);
 	return events_schedule_key(q, when, key, fn, arg);
 }
 
@@ -717,11 +773,6 @@ bool events_cancel(struct events *q, events_id id)
 	}
 	if (n->state == NODE_WHEEL) {
 		wheel_unlink(q, n);
-		node_release(q, i);
-		return true;
-	}
-	if (n->state == NODE_FIFO) {
-		fifo_remove(q, n);
 		node_release(q, i);
 		return true;
 	}
@@ -748,7 +799,7 @@ ps_t events_next(const struct events *q)
 	if (q->ready_len) {
 		return q->ready[0].when;
 	}
-	if (q->fifo.head) {
+	if (q->fifo->head) {
 		return q->cur;
 	}
 	if (!q->levels_used) {
@@ -773,37 +824,57 @@ ps_t events_next(const struct events *q)
 	return min;
 }
 
+/* The next event is `ready`'s top: takes it if its time is <= limit. */
+static __attribute__((noinline)) uint32_t take_ready(struct events *q, ps_t limit)
+{
+	if (q->ready[0].when > limit) {
+		return NIL;
+	}
+	uint32_t i = q->ready[0].node;
+	ready_pop(q);
+	if (q->ready_dead) {
+		ready_settle(q);
+	}
+	return i;
+}
+
 /* Takes the next due event if its time is <= limit and runs it.  The node
  * is released first, so the callback may schedule freely and its own id is
  * already stale. */
 static inline bool run_due(struct events *q, ps_t limit)
 {
-	if (due_empty(q) && !refill(q, limit)) {
-		return false;
-	}
 	uint32_t i;
-	ps_t when;
+	struct node *n;
+
 	if (q->ready_len) {
-		when = q->ready[0].when;
-		if (when > limit) {
+		if (!(i = take_ready(q, limit))) {
 			return false;
 		}
-		i = q->ready[0].node;
-		ready_pop(q);
-		if (q->ready_dead) {
-			ready_settle(q);
-		}
+		n = &q->nodes[i];
 	} else {
-		when = q->cur;
-		if (when > limit) {
+		struct list *l = q->fifo;
+		if (!l->head) {
+			if (!refill(q, limit)) {
+				return false;
+			}
+			l = q->fifo;
+		}
+		if (q->cur > limit) {
 			return false;
 		}
-		i = q->fifo.head;
-		fifo_remove(q, &q->nodes[i]);
+		i = l->head;
+		n = &q->nodes[i];
+		l->head = n->next;
+		if (n->next) {
+			q->nodes[n->next].prev = NIL;
+		} else {
+			l->tail = NIL;
+			slot_mark_empty(q, 0, level_slot(0, q->cur));
+		}
 	}
-	struct node *n = &q->nodes[i];
 	events_fn fn = n->fn;
 	void *arg = n->arg;
+	ps_t when = n->when;
 	q->now = when;
 	node_release(q, i);
 	q->executed++;

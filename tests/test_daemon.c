@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -55,7 +56,7 @@ struct fixture {
 	char dir[64], path[128], out[128];
 	struct daemon d;
 	uint64_t clock;
-	struct seen seen[64];
+	struct seen seen[DAEMON_RX_SLAB + 64];
 	int nseen;
 	bool keep;
 	bool down[4];
@@ -430,19 +431,22 @@ static void test_bad_frame_goes_to_receive_frame_at_its_stamp(void **state)
 }
 
 /* The payload of a pkt the engine keeps stays the frame's bytes while
- * later frames arrive: each pkt owns its slot. */
+ * later frames arrive: each pkt owns its slot, in the first slab of slots
+ * and in the next. */
 static void test_kept_payload_stays_valid(void **state)
 {
 	struct fixture *f = *state;
+	const int n = DAEMON_RX_SLAB + 40;
 
 	start(f);
 	f->keep = true;
-	for (uint32_t i = 0; i < 40; i++)
+	for (uint32_t i = 0; i < (uint32_t)n; i++)
 		feed(f, 0, i, (i + 1) * US);
-	promise(f, 1, 41 * US);
-	past(f, 40 * US);
-	assert_int_equal(f->nseen, 40);
-	for (int i = 0; i < 40; i++) {
+	promise(f, 1, (ps_t)(n + 1) * US);
+	past(f, (ps_t)n * US);
+	assert_int_equal(f->nseen, n);
+	assert_true(f->d.pool.nslabs >= 2);
+	for (int i = 0; i < n; i++) {
 		const struct pkt *p = f->seen[i].p;
 		assert_non_null(p->payload);
 		assert_int_equal(p->payload_len, 256);
@@ -450,6 +454,28 @@ static void test_kept_payload_stays_valid(void **state)
 		assert_int_equal(p->stamp, (ps_t)(i + 1) * US);
 		assert_int_equal(wire_pattern_check(p->payload, 256, p->src_ip, p->msn, 0), 0);
 	}
+}
+
+/* daemon_populate faults a range in, unaligned ends included, so that the
+ * run does not (daemon_memory.c). */
+static void test_populate_makes_pages_resident(void **state)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 64;
+	uint8_t *m =
+	    mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char in[64];
+
+	(void)state;
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mincore(m, n * page, in), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(in[i] & 1, 0);
+	daemon_populate(m + 100, (n - 2) * page);
+	assert_int_equal(mincore(m, n * page, in), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(in[i] & 1, i < n - 1);
+	assert_int_equal(m[100], 0);
+	munmap(m, n * page);
 }
 
 /* ---- external endpoints ---------------------------------------------------- */
@@ -1063,6 +1089,7 @@ int main(void)
 	    T(test_stamp_below_promise_fails),
 	    T(test_bad_frame_goes_to_receive_frame_at_its_stamp),
 	    T(test_kept_payload_stays_valid),
+	    cmocka_unit_test(test_populate_makes_pages_resident),
 	    T(test_external_frames_are_stamped_on_receipt),
 	    T(test_transmit_stamped_now_external_at_arrival),
 	    cmocka_unit_test(test_hist_exact_below_64),

@@ -165,8 +165,10 @@ enum daemon_fault {
 /* lateness-<node>.csv (daemon protocol, Records). */
 extern const char DAEMON_LATENESS_HEADER[];
 
-/* Packets per slab of the pool, and so received-frame slots per slab. */
-#define DAEMON_RX_SLAB 1024
+/* Packets per slab of the pool, and so received-frame slots per slab: a
+ * slab's slots take 2.4 MB, populated when the slab is made
+ * (daemon_memory.c). */
+#define DAEMON_RX_SLAB 256
 
 /* Receive queues (docs/promises.md, Receive queues): each port to a daemon
  * holds the frames its link can bring before the daemon reads them (a
@@ -411,6 +413,18 @@ void daemon_advance(struct daemon *d);
 /* Push out what the ports' transmit rings hold (daemon_frames.c; the end of
  * a run flushes them too). */
 void daemon_flush_ports(struct daemon *d);
+
+/* Make the first slab of packets and of their received-frame slots
+ * (daemon_frames.c), so that daemon_prefault finds it. */
+void daemon_rx_reserve(struct daemon *d);
+
+/* Fault in [p, p + len) in one call, where the kernel can (daemon_memory.c);
+ * else touch each page. */
+void daemon_populate(void *p, size_t len);
+
+/* Before the run: fault in the memory the daemon's setup allocated, the
+ * first slab of packets and slots among it (daemon_memory.c). */
+void daemon_prefault(struct daemon *d);
 
 /* Read every port (daemon_frames.c); with a scale, a port facing an
  * external endpoint then counts as having promised `vt`.  Returns the

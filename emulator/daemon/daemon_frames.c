@@ -48,11 +48,25 @@ static struct daemon_rx *rx_slot(struct daemon *d, struct pkt *p)
 			d->rx_slabs = v;
 			d->rx_nslabs = d->pool.nslabs;
 		}
-		if (!d->rx_slabs[k] && !(d->rx_slabs[k] = calloc(n, sizeof(struct daemon_rx))))
-			return NULL;
+		if (!d->rx_slabs[k]) {
+			if (!(d->rx_slabs[k] = calloc(n, sizeof(struct daemon_rx))))
+				return NULL;
+			/* In one call each, not a fault a page (daemon_memory.c). */
+			daemon_populate((void *)base, n * sizeof(struct pkt));
+			daemon_populate(d->rx_slabs[k], n * sizeof(struct daemon_rx));
+		}
 		return (struct daemon_rx *)d->rx_slabs[k] + (x - base) / sizeof(struct pkt);
 	}
 	return NULL;
+}
+
+void daemon_rx_reserve(struct daemon *d)
+{
+	struct pkt *p = pkt_get(&d->pool);
+
+	if (p)
+		rx_slot(d, p);
+	pkt_put(&d->pool, p);
 }
 
 /* The arrival event: the frame reaches the engine at its own virtual time. */

@@ -351,6 +351,7 @@ int daemon_serve(struct daemon *d, const char *prog, const struct daemon_args *a
 	if (!rc && !daemon_open_io(d))
 		rc = 1;
 	if (!rc) {
+		daemon_prefault(d);
 		rc = daemon_run(d);
 		if (!daemon_finish(d) && !rc)
 			rc = 1;

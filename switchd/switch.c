@@ -91,6 +91,9 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);
 	config_switch_resolve(&a, port->out.rate);
 	port->limit = a.egress_queue_limit;
+	/* ecn_mark's "q <= EcnKmin x limit" for whole bytes, EcnKmin in
+	 * [0, 1]: bytes <= its floor */
+	port->ecn_lo = (uint64_t)(sw->a.ecn_kmin * (double)port->limit);
 	port->faces_nic = peer->kind != NODE_SWITCH;
 	port->peer_name = peer->name;
 	memcpy(port->macs, peer->mac, 6);
@@ -138,6 +141,27 @@ static void drr_quanta(struct sw *sw)
 	sw->quantum[0] = DRR_ROUND - sw->quantum[1];
 }
 
+/* docs/protocol.md §3: with UETPolicyEnabled control -> TC2, trimmed and
+ * trimmed-last-hop -> TC1, everything else TC0; without it TC = DSCP / 8. */
+static int classify(const struct switch_attrs *a, uint8_t dscp)
+{
+	if (!a->uet_policy)
+		return (dscp & 63) >> 3;
+	if (dscp == a->dscp_control)
+		return TC_CONTROL;
+	if (dscp == a->dscp_trimmed || dscp == a->dscp_trimmed_last_hop)
+		return TC_TRIMMED;
+	return 0;
+}
+
+static void dscp_classes(struct sw *sw)
+{
+	for (int d = 0; d < 256; d++)
+		sw->dscp_class[d] =
+		    (uint8_t)(classify(&sw->a, (uint8_t)d) |
+			      (sw->a.uet_policy && d == sw->a.dscp_trimmable_retx ? SW_DSCP_RETX : 0));
+}
+
 struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 {
 	struct sw *sw;
@@ -178,6 +202,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		if (prm->topo->nodes[i].kind == NODE_NIC && prm->topo->nodes[i].nic.icrc)
 			sw->icrc = true;
 	drr_quanta(sw);
+	dscp_classes(sw);
 	sw->nports = n->nports;
 	for (int i = 0; i < sw->nports; i++)
 		port_init(sw, prm, i);
@@ -209,19 +234,9 @@ void sw_free(struct sw *sw)
 
 /* ---- classification and routing ----------------------------------------- */
 
-/* docs/protocol.md §3: with UETPolicyEnabled control -> TC2, trimmed and
- * trimmed-last-hop -> TC1, everything else TC0; without it TC = DSCP / 8. */
 int sw_classify(const struct sw *sw, uint8_t dscp)
 {
-	const struct switch_attrs *a = &sw->a;
-
-	if (!a->uet_policy)
-		return (dscp & 63) >> 3;
-	if (dscp == a->dscp_control)
-		return TC_CONTROL;
-	if (dscp == a->dscp_trimmed || dscp == a->dscp_trimmed_last_hop)
-		return TC_TRIMMED;
-	return 0;
+	return sw->dscp_class[dscp] & SW_DSCP_TC;
 }
 
 static uint64_t mix64(uint64_t h)
@@ -345,11 +360,13 @@ static bool is_ect(uint8_t ecn)
  * EcnKmax x limit (and EcnPmax above), from the bytes already queued. */
 static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
 {
-	double q = (double)port->cls[0].q.bytes, lo = sw->a.ecn_kmin * (double)port->limit,
-	       hi = sw->a.ecn_kmax * (double)port->limit, prob;
+	double q, lo, hi, prob;
 
-	if (!is_ect(p->ecn) || q <= lo)
+	if (!is_ect(p->ecn) || port->cls[0].q.bytes <= port->ecn_lo) /* q <= lo */
 		return;
+	q = (double)port->cls[0].q.bytes;
+	lo = sw->a.ecn_kmin * (double)port->limit;
+	hi = sw->a.ecn_kmax * (double)port->limit;
 	prob = q >= hi ? sw->a.ecn_pmax : sw->a.ecn_pmax * (q - lo) / (hi - lo);
 	/* Draw only strictly between 0 and 1: the stream then depends only on
 	 * the queues that mark by chance. */
@@ -369,7 +386,7 @@ static bool trimmable(const struct sw *sw, const struct pkt *p)
  * 1.5 x the egress queue limit. */
 static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const struct pkt *p)
 {
-	if (sw->a.uet_policy && p->dscp == sw->a.dscp_trimmable_retx)
+	if (sw->dscp_class[p->dscp] & SW_DSCP_RETX)
 		return port->limit + port->limit / 2;
 	return port->limit;
 }

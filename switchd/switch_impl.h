@@ -16,6 +16,8 @@
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
  * weight splits it.  Large against a frame, so each visit sends several. */
 #define DRR_ROUND 16384
+#define SW_DSCP_TC   0x07 /* struct sw's dscp_class: the class */
+#define SW_DSCP_RETX 0x08 /* ... the trimmable-retransmission codepoint */
 
 enum sw_drop {
 	SW_DROP_QUEUE_FULL,	 /* no room, and not trimmable (or trimming off) */
@@ -69,6 +71,7 @@ struct sw_port {
 	struct sw_class *cls; /* its sw->ntc classes, in sw->classes */
 	struct egress out;    /* serialization, the link's verdict, hand-over */
 	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
+	uint64_t ecn_lo;   /* TC0 bytes at or below which ECN never marks */
 	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
 	bool wake_pending; /* port_free is scheduled at out.busy_until */
 	bool down;
@@ -94,6 +97,11 @@ struct sw {
 	uint64_t seed;	/* of the ECMP hash */
 	struct sw_port *ports;
 	struct pkt_pool *pool;
+	/* By DSCP: its traffic class (sw_classify, bits 0-2), and whether it
+	 * is the trimmable-retransmission codepoint under the UET policy
+	 * (SW_DSCP_RETX: 1.5 x the queue limit).  A load where a hop
+	 * compared the codepoint with up to four attributes (issue 16). */
+	uint8_t dscp_class[256];
 	_Alignas(64) struct switch_attrs a; /* EgressQueueLimit unresolved: see ports */
 	struct events *ev;
 	struct sw_host host;

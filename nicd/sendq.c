@@ -202,55 +202,19 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 
 /* ---- serialization starts ---------------------------------------------- */
 
-/* A 32-bit entry: 0 is time 0 (not on the wire yet), UINT32_MAX is
- * NIC_TX_AMBIGUOUS, any other v is posted + v - 1.  A QP's frames start
- * after it is posted, so the entries stay narrow for its first 4.29 ms. */
-static bool tx32_fits(const struct nic_qp_send *sq, ps_t t)
-{
-	return !t || t == NIC_TX_AMBIGUOUS || (t >= sq->posted && t - sq->posted < UINT32_MAX - 1);
-}
-
-static uint32_t tx32(const struct nic_qp_send *sq, ps_t t)
-{
-	return !t ? 0 : t == NIC_TX_AMBIGUOUS ? UINT32_MAX : (uint32_t)(t - sq->posted + 1);
-}
-
-static ps_t tx64(const struct nic_qp_send *sq, uint32_t v)
-{
-	return !v ? 0 : v == UINT32_MAX ? NIC_TX_AMBIGUOUS : sq->posted + v - 1;
-}
-
-static bool tx_start_widen(struct nic_qp_send *sq)
+/* The entries widen to 64 bits (nic_seg_set_tx_start, when a time does
+ * not fit in 32); false when out of memory. */
+bool nic_seg_tx_widen(struct nic_qp_send *sq)
 {
 	ps_t *w = malloc(sq->tx_start_cap * sizeof(*w));
 
 	if (!w)
 		return false;
 	for (uint64_t i = 0; i < sq->tx_start_cap; i++)
-		w[i] = tx64(sq, sq->tx_start.narrow[i]);
+		w[i] = nic_tx64(sq, sq->tx_start.narrow[i]);
 	free(sq->tx_start.narrow);
 	sq->tx_start.wide = w;
 	sq->tx_start_wide = true;
-	return true;
-}
-
-ps_t nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx)
-{
-	uint64_t i = idx & (sq->tx_start_cap - 1);
-
-	return sq->tx_start_wide ? sq->tx_start.wide[i] : tx64(sq, sq->tx_start.narrow[i]);
-}
-
-bool nic_seg_set_tx_start(struct nic_qp_send *sq, uint64_t idx, ps_t t)
-{
-	uint64_t i = idx & (sq->tx_start_cap - 1);
-
-	if (!sq->tx_start_wide && !tx32_fits(sq, t) && !tx_start_widen(sq))
-		return false;
-	if (sq->tx_start_wide)
-		sq->tx_start.wide[i] = t;
-	else
-		sq->tx_start.narrow[i] = tx32(sq, t);
 	return true;
 }
 

@@ -191,11 +191,50 @@ uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
 uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
 /* Segment idx's payload bytes. */
 uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx);
+/* A 32-bit entry of tx_start: 0 is time 0 (not on the wire yet),
+ * UINT32_MAX is NIC_TX_AMBIGUOUS, any other v is posted + v - 1.  A QP's
+ * frames start after it is posted, so the entries stay narrow for its
+ * first 4.29 ms. */
+static inline bool nic_tx32_fits(const struct nic_qp_send *sq, ps_t t)
+{
+	return !t || t == NIC_TX_AMBIGUOUS || (t >= sq->posted && t - sq->posted < UINT32_MAX - 1);
+}
+
+static inline uint32_t nic_tx32(const struct nic_qp_send *sq, ps_t t)
+{
+	return !t ? 0 : t == NIC_TX_AMBIGUOUS ? UINT32_MAX : (uint32_t)(t - sq->posted + 1);
+}
+
+static inline ps_t nic_tx64(const struct nic_qp_send *sq, uint32_t v)
+{
+	return !v ? 0 : v == UINT32_MAX ? NIC_TX_AMBIGUOUS : sq->posted + v - 1;
+}
+
+bool nic_seg_tx_widen(struct nic_qp_send *sq);
+
 /* The start of kept segment idx's last serialization: 0 before its first,
  * NIC_TX_AMBIGUOUS once retired if it gives no RTT sample.  Setting it
- * fails only when the entries must widen and there is no memory. */
-ps_t nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx);
-bool nic_seg_set_tx_start(struct nic_qp_send *sq, uint64_t idx, ps_t t);
+ * fails only when the entries must widen and there is no memory.  Inline:
+ * four times a data packet (issue 16). */
+static inline ps_t nic_seg_tx_start(const struct nic_qp_send *sq, uint64_t idx)
+{
+	uint64_t i = idx & (sq->tx_start_cap - 1);
+
+	return sq->tx_start_wide ? sq->tx_start.wide[i] : nic_tx64(sq, sq->tx_start.narrow[i]);
+}
+
+static inline bool nic_seg_set_tx_start(struct nic_qp_send *sq, uint64_t idx, ps_t t)
+{
+	uint64_t i = idx & (sq->tx_start_cap - 1);
+
+	if (!sq->tx_start_wide && !nic_tx32_fits(sq, t) && !nic_seg_tx_widen(sq))
+		return false;
+	if (sq->tx_start_wide)
+		sq->tx_start.wide[i] = t;
+	else
+		sq->tx_start.narrow[i] = nic_tx32(sq, t);
+	return true;
+}
 
 /* Whether the QP has a packet to send: a retransmission, or a new segment
  * with its PSN window open. */

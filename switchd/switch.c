@@ -283,7 +283,9 @@ static void drop(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, enu
 	pkt_put(sw->pool, p);
 }
 
-static bool ring_grow(struct sw_queue *q)
+/* Out of line and cold: inlined into every hop's push, it cost the hop
+ * more than it ever runs (issue 16). */
+static __attribute__((noinline, cold)) bool ring_grow(struct sw_queue *q)
 {
 	uint32_t cap = q->cap ? 2 * q->cap : 16;
 	struct sw_entry *r = malloc(cap * sizeof(*r));
@@ -358,12 +360,11 @@ static bool is_ect(uint8_t ecn)
 /* docs/protocol.md §9, ECN: on enqueue to TC0, an ECT packet is marked CE with a
  * probability rising linearly from 0 at EcnKmin x limit to EcnPmax at
  * EcnKmax x limit (and EcnPmax above), from the bytes already queued. */
-static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
+static __attribute__((noinline)) void ecn_mark_above(struct sw *sw, struct sw_port *port,
+						    struct pkt *p)
 {
 	double q, lo, hi, prob;
 
-	if (!is_ect(p->ecn) || port->cls[0].q.bytes <= port->ecn_lo) /* q <= lo */
-		return;
 	q = (double)port->cls[0].q.bytes;
 	lo = sw->a.ecn_kmin * (double)port->limit;
 	hi = sw->a.ecn_kmax * (double)port->limit;
@@ -374,6 +375,14 @@ static void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
 		return;
 	p->ecn = WIRE_ECN_CE;
 	port->cls[0].c.ecn_marked++;
+}
+
+/* The common case inline, the queue short; above EcnKmin x limit out of
+ * line (doubles and the random stream). */
+static inline void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
+{
+	if (is_ect(p->ecn) && port->cls[0].q.bytes > port->ecn_lo) /* q > lo */
+		ecn_mark_above(sw, port, p);
 }
 
 static bool trimmable(const struct sw *sw, const struct pkt *p)
@@ -398,25 +407,37 @@ static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint
  * trimmed when trimming is active and its codepoint is trimmable; the cut
  * packet is re-marked trimmed, or trimmed-last-hop on the hop to a NIC, and
  * offered to TC1.  Otherwise, or when TC1 is full too, it is dropped. */
+/* The frame does not fit its queue: trimmed into TC1 (its class and
+ * length returned), or dropped (-1).  Out of line: a hop that fits pays
+ * nothing for it (issue 16). */
+static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *port, int tc,
+						struct pkt *p, uint32_t *len)
+{
+	if (!sw->trim_active || !trimmable(sw, p)) {
+		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
+		return -1;
+	}
+	port->cls[tc].c.trimmed++;
+	wire_trim(p);
+	p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
+	*len = wire_len(p);
+	tc = TC_TRIMMED;
+	if (port->cls[tc].q.bytes + *len > port->limit) {
+		drop(sw, port, tc, p, SW_DROP_TRIM_QUEUE_FULL);
+		return -1;
+	}
+	return tc;
+}
+
 static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps_t now)
 {
 	uint32_t len = wire_len(p);
+
 	if (port->cls[tc].q.bytes + len <= limit_of(sw, port, p)) {
 		if (tc == 0)
 			ecn_mark(sw, port, p);
-	} else if (!sw->trim_active || !trimmable(sw, p)) {
-		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
+	} else if ((tc = admit_over(sw, port, tc, p, &len)) < 0) {
 		return;
-	} else {
-		port->cls[tc].c.trimmed++;
-		wire_trim(p);
-		p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
-		len = wire_len(p);
-		tc = TC_TRIMMED;
-		if (port->cls[tc].q.bytes + len > port->limit) {
-			drop(sw, port, tc, p, SW_DROP_TRIM_QUEUE_FULL);
-			return;
-		}
 	}
 	if (port_start_at_once(port, tc, p, len, now))
 		return;

@@ -624,21 +624,27 @@ static ps_t sim_next(struct sim *s)
 	return s->heap.n ? s->heap.v[0].when : PS_NEVER;
 }
 
-/* Dense: hundreds of events in each of a few picoseconds, now, just after
- * and just past the next level-0 span (2^18 ps), as in a large fabric whose
- * hosts started together. */
+/* Dense: hundreds of events in each of a few picoseconds, now, just after,
+ * at the start of the next level-0 block (2^17 ps) and of the block after,
+ * and around the end of the level-1 span (2^33 ps), as in a large fabric
+ * whose hosts started together. */
 static ps_t sim_time_dense(struct sim *s)
 {
+	const ps_t block = 1ULL << 17, span = 1ULL << 33;
 	ps_t base = sim_now(s);
 	uint64_t r = xorshift(&s->rng) % 100;
 
 	if (r < 30) {
 		return base;
 	}
-	if (r < 75) {
+	if (r < 70) {
 		return base + 1 + xorshift(&s->rng) % 3;
 	}
-	return (base | ((1ULL << 18) - 1)) + 1 + xorshift(&s->rng) % 2;
+	if (r < 92) {
+		return (base | (block - 1)) + 1 + (xorshift(&s->rng) % 2) * block +
+		       xorshift(&s->rng) % 2;
+	}
+	return (base | (span - 1)) + 1 - block + (xorshift(&s->rng) % 3) * block;
 }
 
 /* Near ps offsets, same-time bursts, in-wheel and far times, up to 2^63. */

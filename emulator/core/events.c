@@ -1,22 +1,26 @@
 /* emulator/core/events.c — the event queue: a hierarchical timer wheel in ps
  * (docs/architecture.md, Time; docs/protocol.md §12 rule 16).
  *
- * Shape.  Four levels over the 64 bits of a picosecond time: level 0 has
- * 2^18 slots of one picosecond (it spans 262 ns: serializations, PCIe
- * steps), levels 1-3 have 2^16 slots each (level 1's slots are 262 ns wide
- * and span 17 ms: link arrivals on an idle wire, the 150 us retransmission
- * timers, mostly cancelled there).  Level L holds the events whose time
- * first differs from `cur` in level L's bits, in the slot those bits name;
- * level 0 also holds the events of `cur` itself, in cur's own slot.  Slots
- * are found through three words of bitmap (top, summary, used), so the whole
- * 64-bit range fits and no overflow list is needed.  Because a level's
- * events all agree with `cur` above that level and are not before it within
- * it, the earliest wheel event is in the lowest non-empty level, in its
- * lowest non-empty slot — found with the bitmaps, never by turning the wheel
- * slot by slot.  Taking a slot above level 0 moves `cur` to the slot's start
- * and files its events again, lower; each event is filed at most once per
- * level.  An event's level is therefore a function of its time and `cur`
- * (node_level), and is not stored.
+ * Shape.  Time is cut in blocks of 2^17 ps (131 ns).  Level 0 has one
+ * slot per picosecond of two blocks, `cur`'s and the next (2^18 slots, at
+ * offset (block parity << 17) | offset in block): 131 to 262 ns ahead, so
+ * that a frame's serialization (84 ns for 4 KiB at 400 Gbps) and a PCIe
+ * step always land there.  Levels 1-3 have 2^16 slots each: level 1's slots
+ * are one block wide and span 8.6 ms (link arrivals on an idle wire, the
+ * 150 us retransmission timers, mostly cancelled there).  An event past
+ * level 0 is in the level of the highest bit where its time differs from
+ * `cur`, in the slot those bits name.  Slots are found through three words
+ * of bitmap (top, summary, used; level 0's top has a word per block), so
+ * the whole 64-bit range fits and no overflow list is needed.  The earliest
+ * event is in cur's block, else in the next, else in the lowest non-empty
+ * level above, in its lowest non-empty slot — found with the bitmaps, never
+ * by turning the wheel slot by slot.  Taking a slot above level 0 moves
+ * `cur` to the slot's start and files its events again, lower; when `cur`
+ * enters a block, the next block's slot in level 1 comes down to level 0
+ * (pull_next_block).  Each event is filed at most once per level, and where
+ * an event is follows from its time and `cur`, so it is not stored.  Level
+ * 0 spans one block only when the next one starts the next level-1 span
+ * (its events are then in level 2 or 3, found there).
  *
  * Exact order, sorted as it comes.  A level-0 slot is one picosecond, so
  * its events differ only in order key and scheduling order: its list is
@@ -47,11 +51,12 @@
  * third of the simulator's instructions.  Then taking a picosecond walked
  * its list, sorted it when an arrival followed an engine event (one
  * picosecond in six at 128 hosts) and sent picoseconds of more than 64
- * arrivals to the heap (a fifth of all instructions at 1,024 hosts).  Now
- * an event costs a list append (rarely a step back), rarely a filing one
- * level down, and a list pop (callgrind, events alone, instructions per
- * data packet: 10,299 -> 9,659 at 8 hosts, 11,221 -> 10,344 at 128 and
- * 9,742 -> 8,100 at 1,024).
+ * arrivals to the heap (a fifth of all instructions at 1,024 hosts); and a
+ * single level-0 block sent a third of the serializations through level 1.
+ * Now an event costs a list append (rarely a step back), rarely a filing
+ * one level down, and a list pop (callgrind, events alone, instructions per
+ * data packet: 10,299 -> 9,556 at 8 hosts, 11,221 -> 9,856 at 128 and
+ * 9,742 -> 7,620 at 1,024, engines' own gains of the time included).
  *
  * Events live in 64-byte nodes on a free list, linked by index: no
  * allocation per event.  The node array is a mapping that grows in place
@@ -68,13 +73,16 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Level 0: 2^L0_BITS slots of 1 ps; levels 1-3: 2^UP_BITS slots each.  18
- * bits (262 ns, 2 MB of slot lists) measured better than 16: fewer data
- * frames' serializations (84 ns at 400 Gbps) cross a level-0 boundary. */
-#define L0_BITS	  18
+/* Blocks of 2^L0_BITS ps, two of them in level 0 (2^18 slots, 2 MB of
+ * slot lists); levels 1-3: 2^UP_BITS slots each.  One level-0 block of 2^18
+ * slots (262 ns) cost more: a third of the frames' serializations crossed
+ * its end, went to level 1 and came down again (callgrind, instructions per
+ * data packet at 1,024 hosts: 7,916 with it, 7,620 with two blocks of
+ * 2^17). */
+#define L0_BITS	  17
 #define UP_BITS	  16
-#define LEVELS	  4 /* 18 + 3 x 16 >= 64 */
-#define L0_SLOTS  (1u << L0_BITS)
+#define LEVELS	  4 /* 17 + 3 x 16 >= 64 */
+#define L0_SLOTS  (1u << L0_BITS) /* a block; level 0 has two */
 #define UP_SLOTS  (1u << UP_BITS)
 #define NIL	  0u /* no node: node 0 is never handed out */
 #define MAX_NODES UINT32_MAX
@@ -111,15 +119,16 @@ struct ready_entry {
 };
 
 struct wheel_level {
-	uint64_t top;		  /* bit t: summary[t] is non-zero */
-	uint64_t summary[64]; /* bit w: used[w] is non-zero */
-	uint64_t *used;	      /* bit s: slot s is non-empty */
+	uint64_t top[2];       /* bit t of top[h]: summary[64 h + t] is non-zero */
+	uint64_t summary[128]; /* bit w: used[64 x + w] is non-zero */
+	uint64_t *used;	       /* bit s: slot s is non-empty */
 	struct list *slot;
 };
 
 struct events {
 	ps_t now;
 	ps_t cur;	   /* the picosecond of the `fifo`; the wheel is not before it */
+	ps_t l0_last;	   /* level 0 holds [cur, l0_last]: cur's block, and the next */
 	struct list *fifo; /* level 0's slot of cur: its events, in the order they run */
 	uint64_t executed;
 	size_t pending;
@@ -129,7 +138,9 @@ struct events {
 	uint32_t ready_dead; /* cancelled entries still in `ready` */
 	uint64_t ready_seq;  /* the next `ready` entry's sequence */
 
-	uint32_t levels_used; /* bit L: level L has an event */
+	/* Bits 0 and 1: level 0's blocks of even and odd number have an event;
+	 * bits 2-4: levels 1-3 have one. */
+	uint32_t wheels_used;
 	uint64_t *l0_unsorted; /* bit s: level-0 slot s is to be sorted when taken */
 	uint32_t unsorted;     /* how many are */
 	/* Exact earliest wheel time when wheel_min_valid: events_next's cache,
@@ -144,32 +155,44 @@ struct events {
 	struct wheel_level level[LEVELS];
 };
 
-static inline unsigned level_bits(unsigned level)
+/* The slots of a level: level 0 spans two blocks (cur's and the next), a
+ * level above 2^16 slots of its lower level's span. */
+static inline unsigned level_slots(unsigned level)
 {
-	return level ? UP_BITS : L0_BITS;
+	return level ? UP_SLOTS : 2 * L0_SLOTS;
 }
 
-/* The lowest time bit a level's slots are named by. */
-static inline unsigned level_shift(unsigned level)
+/* The lowest time bit the slots of a level above 0 are named by. */
+static inline unsigned up_shift(unsigned level)
 {
-	return level ? L0_BITS + UP_BITS * (level - 1) : 0;
+	return L0_BITS + UP_BITS * (level - 1);
 }
 
-static inline unsigned level_slot(unsigned level, ps_t when)
+static inline unsigned up_slot(unsigned level, ps_t when)
 {
-	return (unsigned)(when >> level_shift(level)) & ((1u << level_bits(level)) - 1);
+	return (unsigned)(when >> up_shift(level)) & (UP_SLOTS - 1);
 }
 
-/* The level of a wheel event's time: that of the highest bit where it
- * differs from cur (level 0 when none does). */
-static inline unsigned node_level(const struct events *q, ps_t when)
+/* The level-0 slot of a time: its offset in its block, in the half of
+ * level 0 its block's parity names. */
+static inline unsigned l0_slot(ps_t when)
 {
-	ps_t diff = when ^ q->cur;
+	return (unsigned)when & (2 * L0_SLOTS - 1);
+}
 
-	if (diff < L0_SLOTS) {
-		return 0;
-	}
-	return (63 - (unsigned)__builtin_clzll(diff) - L0_BITS) / UP_BITS + 1;
+/* The level of a time past level 0: that of the highest bit where it
+ * differs from cur. */
+static inline unsigned up_level(const struct events *q, ps_t when)
+{
+	unsigned high = 63 - (unsigned)__builtin_clzll(when ^ q->cur);
+
+	return (high - L0_BITS) / UP_BITS + 1;
+}
+
+/* The bit of wheels_used for slot s of a level. */
+static inline unsigned wheel_bit(unsigned level, unsigned s)
+{
+	return level ? level + 1 : s >> L0_BITS;
 }
 
 static __attribute__((noreturn)) void out_of_memory(void)
@@ -187,10 +210,25 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
+/* Level 0 spans cur's block and the next one, unless that one starts the
+ * next level-1 span: its level-1 slot would not be in level 1 (a level-1
+ * slot is one block).  The end wraps to the largest time in the last
+ * blocks. */
 static inline void set_cur(struct events *q, ps_t cur)
 {
+	ps_t block = cur >> L0_BITS;
+	ps_t blocks = (block + 1) & (UP_SLOTS - 1) ? 2 : 1;
+
 	q->cur = cur;
-	q->fifo = &q->level[0].slot[cur & (L0_SLOTS - 1)];
+	q->l0_last = ((block + blocks) << L0_BITS) - 1;
+	q->fifo = &q->level[0].slot[l0_slot(cur)];
+}
+
+/* cur moves on within its block: level 0 spans what it did. */
+static inline void set_cur_in_block(struct events *q, ps_t cur)
+{
+	q->cur = cur;
+	q->fifo = &q->level[0].slot[l0_slot(cur)];
 }
 
 struct events *events_new(void)
@@ -203,14 +241,13 @@ struct events *events_new(void)
 		out_of_memory();
 	}
 	for (unsigned l = 0; l < LEVELS; l++) {
-		size_t slots = (size_t)1 << level_bits(l);
-		q->level[l].used = calloc(slots / 64, sizeof(uint64_t));
-		q->level[l].slot = calloc(slots, sizeof(struct list));
+		q->level[l].used = calloc(level_slots(l) / 64, sizeof(uint64_t));
+		q->level[l].slot = calloc(level_slots(l), sizeof(struct list));
 		if (!q->level[l].used || !q->level[l].slot) {
 			out_of_memory();
 		}
 	}
-	q->l0_unsorted = calloc(L0_SLOTS / 64, sizeof(uint64_t));
+	q->l0_unsorted = calloc(2 * L0_SLOTS / 64, sizeof(uint64_t));
 	if (!q->l0_unsorted) {
 		out_of_memory();
 	}
@@ -322,9 +359,9 @@ static inline void list_unlink(struct events *q, struct list *l, const struct no
  * before the list is left to be sorted when its picosecond is taken. */
 #define WALK_MAX 8
 
-static inline bool slot_unsorted(const struct events *q, unsigned s)
+static inline bool slot_unsorted(const struct events *q, unsigned u)
 {
-	return q->unsorted && q->l0_unsorted[s / 64] & 1ULL << (s % 64);
+	return q->unsorted && q->l0_unsorted[u / 64] & 1ULL << (u % 64);
 }
 
 /* Node i goes before the tail of level-0 slot s, whose key is above its
@@ -335,18 +372,18 @@ static inline bool slot_unsorted(const struct events *q, unsigned s)
  * in no order: a large fabric whose hosts started together), i joins the
  * tail and the slot is sorted once, when taken (slot_sort); `cur`'s own
  * slot is the `fifo` and stays in order. */
-static __attribute__((noinline)) void level0_insert(struct events *q, struct list *l, unsigned s,
+static __attribute__((noinline)) void level0_insert(struct events *q, struct list *l, unsigned u,
 						    uint32_t i, struct node *n)
 {
 	bool bounded = l != q->fifo;
 	uint32_t after = q->nodes[l->tail].prev;
 
-	if (bounded && slot_unsorted(q, s)) {
+	if (bounded && slot_unsorted(q, u)) {
 		after = l->tail;
 	} else {
 		for (unsigned steps = 1; after && q->nodes[after].key > n->key; steps++) {
 			if (bounded && steps == WALK_MAX) {
-				q->l0_unsorted[s / 64] |= 1ULL << (s % 64);
+				q->l0_unsorted[u / 64] |= 1ULL << (u % 64);
 				q->unsorted++;
 				after = l->tail;
 				break;
@@ -396,13 +433,13 @@ static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
  * arrival schedules the next on its wire), so it is cut into its runs and
  * those are merged, bottom up: run[k] holds the merge of 2^k runs (32 of
  * them hold 2^32). */
-static __attribute__((noinline)) void slot_sort(struct events *q, unsigned s)
+static __attribute__((noinline)) void slot_sort(struct events *q, unsigned u)
 {
-	struct list *l = &q->level[0].slot[s];
+	struct list *l = &q->level[0].slot[u];
 	uint32_t run[33] = {0}, head = NIL, prev = NIL;
 	unsigned top = 0;
 
-	q->l0_unsorted[s / 64] &= ~(1ULL << (s % 64));
+	q->l0_unsorted[u / 64] &= ~(1ULL << (u % 64));
 	q->unsorted--;
 	for (uint32_t i = l->head; i;) {
 		uint32_t last = i, next;
@@ -533,8 +570,8 @@ static inline void slot_mark_used(struct events *q, unsigned level, unsigned s)
 	w->used[s / 64] = used | 1ULL << (s % 64);
 	if (!used) {
 		w->summary[s / 4096] |= 1ULL << (s / 64 % 64);
-		w->top |= 1ULL << (s / 4096);
-		q->levels_used |= 1u << level;
+		w->top[s >> L0_BITS] |= 1ULL << (s / 4096 % 64);
+		q->wheels_used |= 1u << wheel_bit(level, s);
 	}
 }
 
@@ -548,17 +585,28 @@ static inline void slot_mark_empty(struct events *q, unsigned level, unsigned s)
 	if ((w->summary[s / 4096] &= ~(1ULL << (s / 64 % 64)))) {
 		return;
 	}
-	if ((w->top &= ~(1ULL << (s / 4096)))) {
+	if ((w->top[s >> L0_BITS] &= ~(1ULL << (s / 4096 % 64)))) {
 		return;
 	}
-	q->levels_used &= ~(1u << level);
+	q->wheels_used &= ~(1u << wheel_bit(level, s));
+}
+
+/* The lowest non-empty slot of a level (of its half h, at level 0), which
+ * has one. */
+static inline unsigned level_first(const struct events *q, unsigned level, unsigned h)
+{
+	const struct wheel_level *w = &q->level[level];
+	unsigned t = (h << L0_BITS) / 4096 / 64 * 64 + (unsigned)__builtin_ctzll(w->top[h]);
+	unsigned word = t * 64 + (unsigned)__builtin_ctzll(w->summary[t]);
+
+	return word * 64 + (unsigned)__builtin_ctzll(w->used[word]);
 }
 
 /* Level 0, in run order (see the top of the file): at the tail unless the
  * tail's key is above the node's. */
 static inline void level0_link(struct events *q, uint32_t i, struct node *n)
 {
-	unsigned s = level_slot(0, n->when);
+	unsigned s = l0_slot(n->when);
 	struct list *l = &q->level[0].slot[s];
 	uint32_t tail = l->tail;
 
@@ -582,18 +630,17 @@ static inline void level0_link(struct events *q, uint32_t i, struct node *n)
 	level0_insert(q, l, s, i, n);
 }
 
-/* A time at or after cur, in the same level-0 span. */
 static inline bool on_level0(const struct events *q, ps_t when)
 {
-	return when >= q->cur && (when ^ q->cur) < L0_SLOTS;
+	return when >= q->cur && when <= q->l0_last;
 }
 
-/* A time after cur that differs from it above level 0: appended to the slot
- * of the level of the highest differing bit.  Kept apart from the level-0
- * path, the common one. */
+/* A time past level 0: appended to the slot of the level of the highest bit
+ * where it differs from cur.  Kept apart from the level-0 path, the common
+ * one. */
 static __attribute__((noinline)) void wheel_link_up(struct events *q, uint32_t i, struct node *n)
 {
-	unsigned level = node_level(q, n->when), s = level_slot(level, n->when);
+	unsigned level = up_level(q, n->when), s = up_slot(level, n->when);
 
 	n->state = NODE_WHEEL;
 	if (list_append(q, &q->level[level].slot[s], i, n)) {
@@ -620,7 +667,9 @@ static __attribute__((noinline)) events_id file_node_other(struct events *q, uin
 
 static void wheel_unlink(struct events *q, struct node *n)
 {
-	unsigned level = node_level(q, n->when), s = level_slot(level, n->when);
+	bool l0 = on_level0(q, n->when);
+	unsigned level = l0 ? 0 : up_level(q, n->when);
+	unsigned s = l0 ? l0_slot(n->when) : up_slot(level, n->when);
 	struct list *l = &q->level[level].slot[s];
 
 	list_unlink(q, l, n);
@@ -632,42 +681,67 @@ static void wheel_unlink(struct events *q, struct node *n)
 	}
 }
 
-/* The lowest non-empty slot of a level (which has one). */
-static inline unsigned level_first(const struct events *q, unsigned level)
-{
-	const struct wheel_level *w = &q->level[level];
-	unsigned t = (unsigned)__builtin_ctzll(w->top);
-	unsigned word = t * 64 + (unsigned)__builtin_ctzll(w->summary[t]);
-
-	return word * 64 + (unsigned)__builtin_ctzll(w->used[word]);
-}
-
+/* The start of slot s of a level above 0. */
 static inline ps_t slot_start(const struct events *q, unsigned level, unsigned s)
 {
-	unsigned above = level_shift(level) + level_bits(level);
+	unsigned above = up_shift(level) + UP_BITS;
 	ps_t prefix = above >= 64 ? 0 : q->cur >> above << above;
 
-	return prefix | ((ps_t)s << level_shift(level));
+	return prefix | ((ps_t)s << up_shift(level));
 }
 
-/* The earliest slot is above level 0: if it starts by `limit`, cur moves to
- * its start and its events are filed again, lower (those of the start
- * itself into cur's own slot).  Returns whether it did. */
+/* The start of cur's block (next = 0), or of the next (1). */
+static inline ps_t block_start(const struct events *q, unsigned next)
+{
+	return ((q->cur >> L0_BITS) + next) << L0_BITS;
+}
+
+/* Empties a slot above level 0, returning its first node. */
+static inline uint32_t slot_take(struct events *q, unsigned level, unsigned s)
+{
+	struct list *sl = &q->level[level].slot[s];
+	uint32_t i = sl->head;
+
+	*sl = (struct list){NIL, NIL};
+	slot_mark_empty(q, level, s);
+	/* The cached minimum may be among these, about to change level. */
+	q->wheel_min_valid = false;
+	return i;
+}
+
+/* cur entered a block: when level 0 now spans the next block too, that
+ * block's slot in level 1 (its events scheduled while it was further away)
+ * comes down, into an empty half of level 0, so its events keep their
+ * place before those scheduled from now on. */
+static void pull_next_block(struct events *q)
+{
+	ps_t next = block_start(q, 1);
+
+	if (!next || next > q->l0_last || !q->level[1].slot[up_slot(1, next)].head) {
+		return;
+	}
+	for (uint32_t i = slot_take(q, 1, up_slot(1, next)); i;) {
+		struct node *n = &q->nodes[i];
+		uint32_t after = n->next;
+		level0_link(q, i, n);
+		i = after;
+	}
+}
+
+/* The earliest slot is above level 0 (which is empty): if it starts by
+ * `limit`, cur moves to its start and its events are filed again, lower
+ * (those of the start itself into cur's own slot).  Returns whether it
+ * did. */
 static __attribute__((noinline)) bool cascade(struct events *q, unsigned level, ps_t limit)
 {
-	unsigned s = level_first(q, level);
+	unsigned s = level_first(q, level, 0);
 	ps_t start = slot_start(q, level, s);
 
 	if (start > limit) {
 		return false;
 	}
-	struct list *sl = &q->level[level].slot[s];
-	uint32_t i = sl->head;
-	*sl = (struct list){NIL, NIL};
-	slot_mark_empty(q, level, s);
+	uint32_t i = slot_take(q, level, s);
 	set_cur(q, start);
-	/* The cached minimum is among these, about to change level. */
-	q->wheel_min_valid = false;
 	while (i) {
 		struct node *n = &q->nodes[i];
 		uint32_t next = n->next;
@@ -678,40 +752,48 @@ static __attribute__((noinline)) bool cascade(struct events *q, unsigned level, 
 		}
 		i = next;
 	}
-	if (slot_unsorted(q, level_slot(0, start))) {
-		slot_sort(q, level_slot(0, start));
-	}
+	pull_next_block(q);
 	return true;
 }
 
-/* The `fifo` is empty: cur moves to the earliest wheel event's picosecond,
- * but never past `limit`, so that events scheduled after an early stop
- * still find their place in the wheel.  Returns whether the `fifo` has
- * events. */
+/* The `fifo` is empty: cur moves to the earliest wheel event's picosecond
+ * (in its block, in the next block, or from a level above), but never past
+ * `limit`, so that events scheduled after an early stop still find their
+ * place in the wheel.  Returns whether the `fifo` has events. */
 static bool refill(struct events *q, ps_t limit)
 {
-	while (q->levels_used) {
-		unsigned level = (unsigned)__builtin_ctz(q->levels_used);
-		if (level) {
-			if (!cascade(q, level, limit)) {
+	for (;;) {
+		unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
+		ps_t start;
+		if (q->wheels_used & 1u << h) {
+			start = block_start(q, 0) | (level_first(q, 0, h) & (L0_SLOTS - 1));
+			if (start > limit) {
 				return false;
 			}
-			if (q->fifo->head) {
-				return true;
-			}
-			continue;
+			set_cur_in_block(q, start);
+			break;
 		}
-		ps_t start = (q->cur & ~(ps_t)(L0_SLOTS - 1)) | level_first(q, 0);
-		if (start > limit) {
+		if (q->wheels_used & 1u << (h ^ 1)) {
+			start = block_start(q, 1) | (level_first(q, 0, h ^ 1) & (L0_SLOTS - 1));
+			if (start > limit) {
+				return false;
+			}
+			set_cur(q, start);
+			pull_next_block(q);
+			break;
+		}
+		if (!(q->wheels_used >> 2) ||
+		    !cascade(q, (unsigned)__builtin_ctz(q->wheels_used >> 2) + 1, limit)) {
 			return false;
 		}
-		set_cur(q, start);
-		if (slot_unsorted(q, level_slot(0, start))) {
-			slot_sort(q, level_slot(0, start));
+		if (q->fifo->head) {
+			break;
 		}
-		return true;
 	}
-	return false;
+	if (slot_unsorted(q, l0_slot(q->cur))) {
+		slot_sort(q, l0_slot(q->cur));
+	}
+	return true;
 }
 
 /* ---- the interface ---- */
@@ -802,18 +884,23 @@ ps_t events_next(const struct events *q)
 	if (q->fifo->head) {
 		return q->cur;
 	}
-	if (!q->levels_used) {
-		return PS_NEVER;
+	unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
+	if (q->wheels_used & 1u << h) {
+		return block_start(q, 0) | (level_first(q, 0, h) & (L0_SLOTS - 1));
 	}
-	unsigned level = (unsigned)__builtin_ctz(q->levels_used), s = level_first(q, level);
-	if (!level) {
-		return slot_start(q, 0, s);
+	if (q->wheels_used & 1u << (h ^ 1)) {
+		return block_start(q, 1) | (level_first(q, 0, h ^ 1) & (L0_SLOTS - 1));
+	}
+	if (!(q->wheels_used >> 2)) {
+		return PS_NEVER;
 	}
 	if (q->wheel_min_valid) {
 		return q->wheel_min;
 	}
+	unsigned level = (unsigned)__builtin_ctz(q->wheels_used >> 2) + 1;
 	ps_t min = PS_NEVER;
-	for (uint32_t i = q->level[level].slot[s].head; i; i = q->nodes[i].next) {
+	for (uint32_t i = q->level[level].slot[level_first(q, level, 0)].head; i;
+	     i = q->nodes[i].next) {
 		if (q->nodes[i].when < min) {
 			min = q->nodes[i].when;
 		}
@@ -869,7 +956,7 @@ static inline bool run_due(struct events *q, ps_t limit)
 			q->nodes[n->next].prev = NIL;
 		} else {
 			l->tail = NIL;
-			slot_mark_empty(q, 0, level_slot(0, q->cur));
+			slot_mark_empty(q, 0, l0_slot(q->cur));
 		}
 	}
 	events_fn fn = n->fn;

@@ -21,7 +21,7 @@ static bool ev_index(const struct nic *nic, uint32_t ev, uint32_t *i)
 	return ev >= nic->a.starting_port_offset && *i < nic->a.entropy_count;
 }
 
-uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn)
+uint16_t nic_spray_walk(struct nic *nic, struct nic_dest *d, uint32_t qpn)
 {
 	const struct nic_attrs *a = &nic->a;
 	uint32_t n = a->entropy_count;
@@ -191,6 +191,9 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 	d->nic = nic;
 	d->ip = ip;
 	d->refs = 1;
+	d->count = nic->a.entropy_count;
+	d->first_port = (uint16_t)nic->a.starting_port_offset;
+	d->round_robin = nic->a.spraying != SPRAY_SINGLE_PATH;
 	return d;
 }
 

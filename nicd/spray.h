@@ -32,6 +32,11 @@ struct nic_dest {
 	uint32_t rr;	   /* the round-robin pointer */
 	uint8_t *state;	   /* enum spray_state of each entropy value */
 	uint32_t nbad;	   /* values ASSUMED_BAD */
+	/* EntropyCount and StartingPortOffset, and whether the values go round
+	 * (not SinglePath): nic_spray_next's usual case reads them here. */
+	uint32_t count;
+	uint16_t first_port;
+	bool round_robin;
 	uint32_t senders;  /* open sending QPs to it: probes run for them */
 	uint16_t probe_id; /* next probe id */
 	events_id probe_timer;
@@ -56,8 +61,19 @@ void nic_dest_put(struct nic *nic, struct nic_dest *d);
 /* The destination ip if there is one, not taken. */
 struct nic_dest *nic_dest_find(const struct nic *nic, uint32_t ip);
 
-/* The next entropy value for a packet of QP qpn to d. */
-uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn);
+/* The next entropy value for a packet of QP qpn to d.  Three times a data
+ * packet: the usual case (round robin, a value not assumed bad, the next
+ * one GOOD) inline, the rest in nic_spray_walk (issue 16). */
+uint16_t nic_spray_walk(struct nic *nic, struct nic_dest *d, uint32_t qpn);
+static inline uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn)
+{
+	uint32_t i = d->rr;
+
+	if (!d->round_robin || d->nbad >= d->count || d->state[i] != EV_GOOD)
+		return nic_spray_walk(nic, d, qpn);
+	d->rr = i + 1 == d->count ? 0 : i + 1;
+	return (uint16_t)(d->first_port + i);
+}
 /* Feedback: pass value ev over once (CE mark, trim) or assume it bad
  * (timeout, M = 10) until a probe on it is answered. */
 void nic_spray_skip(struct nic *nic, struct nic_dest *d, uint32_t ev);

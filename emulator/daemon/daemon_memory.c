@@ -76,11 +76,16 @@ static void populate_anonymous(void)
 	fclose(f);
 }
 
+/* Under ASan the heap is the sanitizer's, and speed no aim. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED true
+#else
+#define SANITIZED false
+#endif
+
 void daemon_prefault(struct daemon *d)
 {
 	daemon_rx_reserve(d);
-#if !defined(__SANITIZE_ADDRESS__)
-	/* Under ASan the heap is the sanitizer's, and speed no aim. */
-	populate_anonymous();
-#endif
+	if (!SANITIZED)
+		populate_anonymous();
 }

@@ -156,10 +156,11 @@ static int classify(const struct switch_attrs *a, uint8_t dscp)
 
 static void dscp_classes(struct sw *sw)
 {
-	for (int d = 0; d < 256; d++)
+	for (int d = 0; d < 256; d++) {
+		bool retx = sw->a.uet_policy && d == sw->a.dscp_trimmable_retx;
 		sw->dscp_class[d] =
-		    (uint8_t)(classify(&sw->a, (uint8_t)d) |
-			      (sw->a.uet_policy && d == sw->a.dscp_trimmable_retx ? SW_DSCP_RETX : 0));
+		    (uint8_t)(classify(&sw->a, (uint8_t)d) | (retx ? SW_DSCP_RETX : 0));
+	}
 }
 
 struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
@@ -361,7 +362,7 @@ static bool is_ect(uint8_t ecn)
  * probability rising linearly from 0 at EcnKmin x limit to EcnPmax at
  * EcnKmax x limit (and EcnPmax above), from the bytes already queued. */
 static __attribute__((noinline)) void ecn_mark_above(struct sw *sw, struct sw_port *port,
-						    struct pkt *p)
+						     struct pkt *p)
 {
 	double q, lo, hi, prob;
 

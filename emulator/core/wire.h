@@ -246,9 +246,8 @@ _Static_assert(sizeof(struct pkt) == PKT_SIZE, "a pkt is three cache lines");
 /* Kind of frame from its opcode; data includes trimmed packets.  Opcodes
  * outside the MRC range never reach a struct pkt (wire_parse refuses them
  * and wire_build builds nothing for them); they answer DATA only so that
- * the function is total. */
-/* Asked some twenty times a data packet: one load from a table (wire.c)
- * rather than a chain of compares (issue 16). */
+ * the function is total.  Asked some twenty times a data packet: one load
+ * from a table (wire.c) rather than a chain of compares (issue 16). */
 extern const uint8_t wire_kinds[256];
 static inline enum wire_kind wire_kind_of(uint8_t opcode)
 {

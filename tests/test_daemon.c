@@ -470,7 +470,10 @@ static void test_populate_makes_pages_resident(void **state)
 	assert_int_equal(mincore(m, n * page, in), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(in[i] & 1, 0);
-	daemon_populate(m + 100, (n - 2) * page);
+	if (!daemon_populate(m + 100, (n - 2) * page)) {
+		munmap(m, n * page);
+		skip(); /* a kernel before 5.14 */
+	}
 	assert_int_equal(mincore(m, n * page, in), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(in[i] & 1, i < n - 1);

@@ -418,9 +418,9 @@ void daemon_flush_ports(struct daemon *d);
  * (daemon_frames.c), so that daemon_prefault finds it. */
 void daemon_rx_reserve(struct daemon *d);
 
-/* Fault in [p, p + len) in one call, where the kernel can (daemon_memory.c);
- * else touch each page. */
-void daemon_populate(void *p, size_t len);
+/* Fault in [p, p + len) in one call (daemon_memory.c).  False when the
+ * kernel cannot (before Linux 5.14): the pages then fault when touched. */
+bool daemon_populate(void *p, size_t len);
 
 /* Before the run: fault in the memory the daemon's setup allocated, the
  * first slab of packets and slots among it (daemon_memory.c). */

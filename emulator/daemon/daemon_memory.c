@@ -24,26 +24,23 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* Whether the kernel populates on request; without it each page is
- * touched instead (the same faults, before the run). */
+/* Whether the kernel populates on request (Linux 5.14 and later).  Without
+ * it the pages fault in the run, as they did before: touching them here
+ * instead could race with a DPDK port's own threads on their stacks. */
 static bool populate_works = true;
 
-void daemon_populate(void *p, size_t len)
+bool daemon_populate(void *p, size_t len)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = (uintptr_t)p + len;
 
-	if (!len)
-		return;
-	if (populate_works && !madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
-		return;
+	if (!len || !populate_works)
+		return false;
+	if (!madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE))
+		return true;
 	if (errno == EINVAL)
 		populate_works = false;
-	/* Read and write back one byte a page: the daemon has one thread. */
-	for (uintptr_t a = (uintptr_t)p; a < hi; a = (a & ~(page - 1)) + page) {
-		volatile uint8_t *b = (volatile uint8_t *)a;
-		*b = *b;
-	}
+	return false;
 }
 
 /* A mapping larger than this was not made for the run: a sanitizer's

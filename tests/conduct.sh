@@ -75,14 +75,25 @@ settled() {
 	return 1
 }
 
-alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+# A process as PID@START (START: its start time in clock ticks, field 22 of
+# /proc/PID/stat), so that a pid reused by another process after ours ended
+# is not taken for ours: the machine may make thousands of processes while
+# a check waits (pid_max is often 32,768).
+proc_id() { echo "$1@$(awk '{ sub(/^.*\) /, ""); print $20 }' "/proc/$1/stat" 2>/dev/null)"; }
+ids() { local p; for p; do proc_id "$p"; done; }
+# Whether the process ID (PID@START from proc_id) still runs, not a zombie.
+alive() {
+	local pid=${1%@*} start=${1#*@} now
+	now=$(awk '{ sub(/^.*\) /, ""); print $1, $20 }' "/proc/$pid/stat" 2>/dev/null) || return 1
+	[ -n "$now" ] && [ "${now#* }" = "$start" ] && [ "${now%% *}" != Z ]
+}
 
 # Nothing of the emulation left: namespaces, run folder, daemons, conductor.
 nothing_left() {
 	local left="" p
 	ip netns list | grep -q "^mrc-$emu-" && left="$left namespaces"
 	[ -e "/run/mrcemu/$emu" ] && left="$left run-folder"
-	for p in "$@"; do alive "$p" && left="$left pid-$p"; done
+	for p in "$@"; do alive "$p" && left="$left pid-${p%@*}"; done
 	[ -z "$left" ] || note "left behind:$left"
 	[ -z "$left" ]
 }
@@ -96,8 +107,8 @@ up_idle() {
 		sed 's/^/# /' "$tmp/up.err"
 		return
 	fi
-	pids="$(manifest launcher) $(daemon_pids)"
-	check "$label-conductor-recorded" alive "$(manifest launcher)"
+	pids=$(ids $(manifest launcher) $(daemon_pids))
+	check "$label-conductor-recorded" alive "$(proc_id "$(manifest launcher)")"
 	check "$label-workload-done" settled
 	sleep 0.5
 	f0=$(frames)
@@ -146,9 +157,9 @@ fi
 
 # ---- the daemons die with their conductor ----------------------------------
 if "$MRCEMU" up "$tmp/c.ini" -o "$tmp/kill" >"$tmp/up.out" 2>"$tmp/up.err"; then
-	conductor=$(manifest launcher)
-	pids=$(daemon_pids)
-	kill -KILL "$conductor"
+	conductor=$(proc_id "$(manifest launcher)")
+	pids=$(ids $(daemon_pids))
+	kill -KILL "${conductor%@*}"
 	gone=0
 	for _ in $(seq 100); do
 		gone=1

@@ -602,12 +602,12 @@ static inline unsigned level_first(const struct events *q, unsigned level, unsig
 	return word * 64 + (unsigned)__builtin_ctzll(w->used[word]);
 }
 
-/* Level 0, in run order (see the top of the file): at the tail unless the
- * tail's key is above the node's. */
-static inline void level0_link(struct events *q, uint32_t i, struct node *n)
+/* Level 0, in run order (see the top of the file): node i joins the tail
+ * of its slot's list l (slot s) unless the tail's key is above its own;
+ * then it returns false, and i is for level0_insert. */
+static inline bool level0_append(struct events *q, uint32_t i, struct node *n, struct list *l,
+				 unsigned s)
 {
-	unsigned s = l0_slot(n->when);
-	struct list *l = &q->level[0].slot[s];
 	uint32_t tail = l->tail;
 
 	n->state = NODE_WHEEL;
@@ -617,17 +617,37 @@ static inline void level0_link(struct events *q, uint32_t i, struct node *n)
 		l->head = i;
 		l->tail = i;
 		slot_mark_used(q, 0, s);
-		return;
+		return true;
 	}
 	struct node *t = &q->nodes[tail];
-	if (t->key <= n->key) {
-		n->next = NIL;
-		n->prev = tail;
-		t->next = i;
-		l->tail = i;
-		return;
+	if (t->key > n->key) {
+		return false;
 	}
+	n->next = NIL;
+	n->prev = tail;
+	t->next = i;
+	l->tail = i;
+	return true;
+}
+
+static inline void level0_link(struct events *q, uint32_t i, struct node *n)
+{
+	unsigned s = l0_slot(n->when);
+	struct list *l = &q->level[0].slot[s];
+
+	if (!level0_append(q, i, n, l, s)) {
+		level0_insert(q, l, s, i, n);
+	}
+}
+
+/* level0_insert for events_schedule_key, as its tail call: its common
+ * path then calls nothing and saves no registers. */
+static __attribute__((noinline)) events_id level0_insert_id(struct events *q, struct list *l,
+							    unsigned s, uint32_t i,
+							    struct node *n, events_id id)
+{
 	level0_insert(q, l, s, i, n);
+	return id;
 }
 
 static inline bool on_level0(const struct events *q, ps_t when)
@@ -824,8 +844,12 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 	q->pending++;
 	events_id id = ((uint64_t)n->gen << 32) | i;
 	if (on_level0(q, when)) {
-		level0_link(q, i, n);
-		return id;
+		unsigned s = l0_slot(when);
+		struct list *l = &q->level[0].slot[s];
+		if (level0_append(q, i, n, l, s)) {
+			return id;
+		}
+		return level0_insert_id(q, l, s, i, n, id);
 	}
 	return file_node_other(q, i, n, id);
 }

@@ -688,7 +688,8 @@ static void sim_schedule(struct sim *s)
 	uint64_t key = EVENTS_KEY_ENGINE;
 	if (xorshift(&s->rng) % 2) {
 		uint32_t ports = s->dense ? 4096 : 4;
-		key = events_key_arrival((uint32_t)(xorshift(&s->rng) % ports), xorshift(&s->rng) % 8);
+		key = events_key_arrival((uint32_t)(xorshift(&s->rng) % ports),
+					 xorshift(&s->rng) % 8);
 	}
 	struct rec *r = &s->recs[s->n_recs];
 	*r = (struct rec){.sim = s, .tag = s->n_recs++, .pending = true, .pend_idx = s->n_pend};

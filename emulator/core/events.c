@@ -81,7 +81,7 @@
  * 2^17). */
 #define L0_BITS	  17
 #define UP_BITS	  16
-#define LEVELS	  4 /* 17 + 3 x 16 >= 64 */
+#define LEVELS	  4		  /* 17 + 3 x 16 >= 64 */
 #define L0_SLOTS  (1u << L0_BITS) /* a block; level 0 has two */
 #define UP_SLOTS  (1u << UP_BITS)
 #define NIL	  0u /* no node: node 0 is never handed out */
@@ -643,8 +643,8 @@ static inline void level0_link(struct events *q, uint32_t i, struct node *n)
 /* level0_insert for events_schedule_key, as its tail call: its common
  * path then calls nothing and saves no registers. */
 static __attribute__((noinline)) events_id level0_insert_id(struct events *q, struct list *l,
-							    unsigned s, uint32_t i,
-							    struct node *n, events_id id)
+							    unsigned s, uint32_t i, struct node *n,
+							    events_id id)
 {
 	level0_insert(q, l, s, i, n);
 	return id;
@@ -818,8 +818,7 @@ static bool refill(struct events *q, ps_t limit)
 
 /* ---- the interface ---- */
 
-static events_id schedule_grown(struct events *q, ps_t when, uint64_t key, events_fn fn,
-				void *arg);
+static events_id schedule_grown(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg);
 
 /* A time before now is clamped to now: the event runs at once, after the
  * events already due now (rule 16 order), rather than moving the clock back.

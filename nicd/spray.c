@@ -28,19 +28,17 @@ uint16_t nic_spray_walk(struct nic *nic, struct nic_dest *d, uint32_t qpn)
 
 	if (a->spraying == SPRAY_SINGLE_PATH)
 		return (uint16_t)(a->starting_port_offset + qpn % n);
-	/* Two laps at most: SKIP values met in the first turn GOOD.  The
-	 * pointer stays below n, so it wraps by a test, not a division (three
-	 * a data packet). */
+	/* Two laps at most: SKIP values met in the first turn GOOD. */
 	for (uint32_t step = 0; d->nbad < n && step < 2 * n; step++) {
 		uint32_t i = d->rr;
-		d->rr = i + 1 == n ? 0 : i + 1;
+		d->rr = nic_spray_rr_after(i, n);
 		if (d->state[i] == EV_GOOD)
 			return (uint16_t)(a->starting_port_offset + i);
 		if (d->state[i] == EV_SKIP)
 			d->state[i] = EV_GOOD;
 	}
 	uint16_t ev = (uint16_t)(a->starting_port_offset + d->rr);
-	d->rr = d->rr + 1 == n ? 0 : d->rr + 1;
+	d->rr = nic_spray_rr_after(d->rr, n);
 	return ev;
 }
 

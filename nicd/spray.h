@@ -65,13 +65,21 @@ struct nic_dest *nic_dest_find(const struct nic *nic, uint32_t ip);
  * packet: the usual case (round robin, a value not assumed bad, the next
  * one GOOD) inline, the rest in nic_spray_walk (issue 16). */
 uint16_t nic_spray_walk(struct nic *nic, struct nic_dest *d, uint32_t qpn);
+
+/* The round-robin pointer after value i of n: it stays below n, so it
+ * wraps by a test, not a division (three a data packet). */
+static inline uint32_t nic_spray_rr_after(uint32_t i, uint32_t n)
+{
+	return i + 1 == n ? 0 : i + 1;
+}
+
 static inline uint16_t nic_spray_next(struct nic *nic, struct nic_dest *d, uint32_t qpn)
 {
 	uint32_t i = d->rr;
 
 	if (!d->round_robin || d->nbad >= d->count || d->state[i] != EV_GOOD)
 		return nic_spray_walk(nic, d, qpn);
-	d->rr = i + 1 == d->count ? 0 : i + 1;
+	d->rr = nic_spray_rr_after(i, d->count);
 	return (uint16_t)(d->first_port + i);
 }
 /* Feedback: pass value ev over once (CE mark, trim) or assume it bad

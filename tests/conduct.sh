@@ -78,14 +78,20 @@ settled() {
 # A process as PID@START (START: its start time in clock ticks, field 22 of
 # /proc/PID/stat), so that a pid reused by another process after ours ended
 # is not taken for ours: the machine may make thousands of processes while
-# a check waits (pid_max is often 32,768).
-proc_id() { echo "$1@$(awk '{ sub(/^.*\) /, ""); print $20 }' "/proc/$1/stat" 2>/dev/null)"; }
+# a check waits (pid_max is often 32,768).  proc_stat prints a process's
+# state and START.
+proc_stat() { awk '{ sub(/^.*\) /, ""); print $1, $20 }' "/proc/$1/stat" 2>/dev/null; }
+proc_id() {
+	local st
+	st=$(proc_stat "$1")
+	echo "$1@${st#* }"
+}
 ids() { local p; for p; do proc_id "$p"; done; }
 # Whether the process ID (PID@START from proc_id) still runs, not a zombie.
 alive() {
-	local pid=${1%@*} start=${1#*@} now
-	now=$(awk '{ sub(/^.*\) /, ""); print $1, $20 }' "/proc/$pid/stat" 2>/dev/null) || return 1
-	[ -n "$now" ] && [ "${now#* }" = "$start" ] && [ "${now%% *}" != Z ]
+	local st
+	st=$(proc_stat "${1%@*}")
+	[ -n "$st" ] && [ "${st#* }" = "${1#*@}" ] && [ "${st%% *}" != Z ]
 }
 
 # Nothing of the emulation left: namespaces, run folder, daemons, conductor.

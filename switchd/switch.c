@@ -407,10 +407,9 @@ static bool port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint
 /* docs/protocol.md §9, admission: a packet that does not fit its queue is
  * trimmed when trimming is active and its codepoint is trimmable; the cut
  * packet is re-marked trimmed, or trimmed-last-hop on the hop to a NIC, and
- * offered to TC1.  Otherwise, or when TC1 is full too, it is dropped. */
-/* The frame does not fit its queue: trimmed into TC1 (its class and
- * length returned), or dropped (-1).  Out of line: a hop that fits pays
- * nothing for it (issue 16). */
+ * offered to TC1.  Otherwise, or when TC1 is full too, it is dropped.
+ * Returns TC1 with the cut length in *len, or -1 once dropped.  Out of
+ * line: a hop that fits pays nothing for it (issue 16). */
 static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *port, int tc,
 						struct pkt *p, uint32_t *len)
 {

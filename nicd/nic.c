@@ -18,6 +18,15 @@ struct nic *nic_new(const struct nic_params *prm)
 	memcpy(nic->mac, prm->mac, 6);
 	memcpy(nic->peer_mac, prm->peer_mac, 6);
 	nic->ev = prm->events;
+	nic->timers = prm->timers;
+	if (!nic->timers) {
+		nic->timers = timers_new(nic->ev);
+		nic->own_timers = true;
+		if (!nic->timers) {
+			free(nic);
+			return NULL;
+		}
+	}
 	nic->pool = prm->pool;
 	nic->host = prm->host;
 	nic->rec = prm->records;
@@ -56,6 +65,8 @@ void nic_free(struct nic *nic)
 	nic_monitor_free_all(nic);
 	nic_port_free(nic);
 	nic_pcie_destroy(nic);
+	if (nic->own_timers)
+		timers_free(nic->timers);
 	free(nic);
 }
 

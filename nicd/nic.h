@@ -76,6 +76,9 @@ struct nic_params {
 	const uint8_t *mac, *peer_mac;
 	uint64_t seed; /* topology seed */
 	struct events *events;
+	/* Shared by the engines of one queue, so that their retransmission
+	 * timers share events (core/timers.h); NULL: the NIC keeps its own. */
+	struct timers *timers;
 	struct pkt_pool *pool;
 	struct nic_host host;
 	struct nic_records records;

@@ -26,6 +26,7 @@
 #include "core/hmap.h"
 #include "core/invariant.h"
 #include "core/ring.h"
+#include "core/timers.h"
 #include "core/rng.h"
 #include "nic.h"
 #include "pcie.h"
@@ -163,6 +164,8 @@ struct nic {
 	uint32_t ip;
 	uint8_t mac[6], peer_mac[6];
 	struct events *ev;
+	struct timers *timers; /* retransmission timers (core/timers.h) */
+	bool own_timers;
 	struct pkt_pool *pool;
 	struct nic_host host;
 	struct nic_records rec;

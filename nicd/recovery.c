@@ -408,19 +408,23 @@ ps_t nic_timer_duration(const struct nic_attrs *a, unsigned k)
 static void timer_fire(void *arg, ps_t now);
 
 /* §12 rule 7: the NIC checks its timers at every whole microsecond; a timer
- * started at s expires at the first check at or after s + its duration. */
+ * started at s expires at the first check at or after s + its duration.
+ * Timers due at one microsecond mostly share an event (core/timers.h: each
+ * still runs as its own event would have); timer_fire schedules no frame
+ * arrival at its own picosecond, as that requires (a frame it starts
+ * arrives a serialization later at the earliest). */
 void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now)
 {
 	ps_t due = time_add(now, nic_timer_duration(&nic->a, s->sched_k));
 
 	due = time_add(due, PS_PER_US - 1) / PS_PER_US * PS_PER_US;
-	s->timer = events_schedule(nic->ev, due, timer_fire, s);
+	s->timer = timers_start(nic->timers, due, timer_fire, s);
 }
 
 void nic_timer_stop(struct nic *nic, struct nic_seg *s)
 {
 	if (s->timer) {
-		events_cancel(nic->ev, s->timer);
+		timers_stop(nic->timers, s->timer);
 		s->timer = 0;
 	}
 }

@@ -22,6 +22,7 @@
 #include "core/attrs.h"
 #include "core/events.h"
 #include "core/ring.h"
+#include "core/timers.h"
 #include "core/time.h"
 #include "core/wire.h"
 #include "port.h"
@@ -54,7 +55,7 @@ struct nic_qp_send;
  * serialization is kept apart (nic_seg_tx_start), because RTT samples read
  * it after the segment is retired. */
 struct nic_seg {
-	events_id timer;     /* retransmission timer, 0 = none */
+	timers_id timer;     /* retransmission timer, 0 = none */
 	uint16_t ev;	     /* entropy value of the last transmission */
 	uint16_t tx_count;   /* transmissions so far */
 	uint16_t timeouts;   /* timeout retransmissions (budget, §12 r7) */
@@ -70,7 +71,7 @@ struct nic_seg {
 /* Segments live in chunks of consecutive indices, made as the fetches
  * reach them and freed once the cumulative PSN has passed them, so a QP
  * holds about what it has in flight, not its whole PSN window (issue 16).
- * A segment does not move while it lives: its timer event points to it. */
+ * A segment does not move while it lives: its timer points to it. */
 #define NIC_SEG_CHUNK 32 /* segments per chunk, at most (a power of two) */
 
 struct nic_seg_chunk {

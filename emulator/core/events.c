@@ -895,6 +895,23 @@ bool events_cancel(struct events *q, events_id id)
 	return true;
 }
 
+/* A pending wheel node is last when nothing follows it in its list: a
+ * level-0 list holds one picosecond in run order (an engine event scheduled
+ * later for it joins after it; an arrival walks back before it, or joins the
+ * tail of a list to be sorted), a list above holds its slot in scheduling
+ * order, and every event pending for one time is in the same list (see the
+ * top of the file). */
+bool events_is_last(const struct events *q, events_id id)
+{
+	uint32_t i = (uint32_t)id;
+
+	if (!i || i >= q->n_nodes) {
+		return false;
+	}
+	const struct node *n = &q->nodes[i];
+	return n->gen == (uint32_t)(id >> 32) && n->state == NODE_WHEEL && n->next == NIL;
+}
+
 /* Level 0 gives the time at once; a coarser slot is scanned, and the result
  * cached until the wheel's minimum may change.  The cache is not part of
  * the queue's value, hence the cast: queues are only ever made by

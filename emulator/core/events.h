@@ -46,6 +46,15 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 /* Cancel a pending event. Returns false if it already ran or was cancelled. */
 bool events_cancel(struct events *q, events_id id);
 
+/* Whether event id is pending and is the last of the events due at its time
+ * that will run: every event for that picosecond scheduled after it has
+ * been cancelled, so one scheduled now at the same time and key would run
+ * right after it.  May say false when that holds (the event waits in
+ * `ready`, or an event for another picosecond of its coarse slot was
+ * scheduled after it), never true when it does not.  Core/timers.c batches
+ * timers on it. */
+bool events_is_last(const struct events *q, events_id id);
+
 /* Time of the earliest pending event, PS_NEVER if none. */
 ps_t events_next(const struct events *q);
 

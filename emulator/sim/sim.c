@@ -23,6 +23,7 @@
 #include "core/hmap.h"
 #include "core/link.h"
 #include "core/records.h"
+#include "core/timers.h"
 #include "host/samples.h"
 #include "core/topology.h"
 #include "core/workload.h"
@@ -79,6 +80,7 @@ struct sim {
 	struct topology *t;
 	struct workload w;
 	struct events *q;
+	struct timers *timers; /* the NICs' retransmission timers, batched */
 	struct pkt_pool pool;
 	struct sim_node *nodes;
 	struct driver driver;
@@ -328,6 +330,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 				 .peer_mac = s->t->nodes[tn->ports[0].peer].mac,
 				 .seed = s->t->emu.seed,
 				 .events = s->q,
+				 .timers = s->timers,
 				 .pool = &s->pool,
 				 .host = {.ctx = n,
 					  .transmit = nic_transmit,
@@ -639,6 +642,7 @@ static void sim_free(struct sim *s)
 	}
 	samples_free(s->samples);
 	free(s->nodes);
+	timers_free(s->timers);
 	if (s->q)
 		events_free(s->q);
 	pkt_pool_destroy(&s->pool);
@@ -713,7 +717,8 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 		snprintf(r->outdir, sizeof(r->outdir), "%s", o->outdir);
 	else
 		snprintf(r->outdir, sizeof(r->outdir), "out/%s", s.t->emu.name);
-	if (!(s.q = events_new()) || !pkt_pool_init(&s.pool, 4096, 0) ||
+	if (!(s.q = events_new()) || !(s.timers = timers_new(s.q)) ||
+	    !pkt_pool_init(&s.pool, 4096, 0) ||
 	    !(s.nodes = calloc(s.t->nnodes, sizeof(*s.nodes))) ||
 	    !open_records(&s, r->outdir, report))
 		goto out;

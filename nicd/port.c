@@ -20,13 +20,35 @@ void nic_port_init(struct nic *nic, uint64_t rate, struct link_end *link)
 	egress_init(&port->out, rate, link);
 }
 
+/* A queued frame's bytes on the wire are kept in its engine field after
+ * the meta, not in it: the meta is passed by value, in two registers while
+ * it is 16 bytes. */
+#define QUEUED_LEN_AT sizeof(struct nic_pkt_meta)
+_Static_assert(QUEUED_LEN_AT + sizeof(uint32_t) <= sizeof(((struct pkt *)0)->engine),
+	       "the queued length fits after the meta");
+
+static uint32_t queued_len(const struct pkt *p)
+{
+	uint32_t len;
+
+	memcpy(&len, p->engine + QUEUED_LEN_AT, sizeof len);
+	return len;
+}
+
+static void enqueue(struct nic_port *port, enum egress_class k, struct pkt *p, uint32_t len)
+{
+	NIC_INVARIANT(len == wire_len(p));
+	memcpy(p->engine + QUEUED_LEN_AT, &len, sizeof len);
+	egress_enqueue(&port->queues, k, p, len);
+}
+
 void nic_port_free(struct nic *nic)
 {
 	uint32_t len;
 	enum egress_class k;
 	struct pkt *p;
 
-	while ((p = egress_dequeue(&nic->port.queues, &len, &k)))
+	while ((p = egress_dequeue(&nic->port.queues, queued_len, &len, &k)))
 		pkt_put(nic->pool, p);
 }
 
@@ -44,7 +66,7 @@ void nic_port_send_data(struct nic *nic, struct pkt *p, uint32_t len, ps_t now)
 {
 	struct nic_port *port = &nic->port;
 
-	egress_enqueue(&port->queues, EGRESS_DATA, p, len);
+	enqueue(port, EGRESS_DATA, p, len);
 	if (!port->busy)
 		port_start(nic, now);
 }
@@ -59,7 +81,7 @@ void nic_port_send_control(struct nic *nic, struct pkt *p, ps_t now)
 		pkt_put(nic->pool, p);
 		return;
 	}
-	egress_enqueue(&port->queues, EGRESS_CONTROL, p, len);
+	enqueue(port, EGRESS_CONTROL, p, len);
 	if (!port->busy)
 		port_start(nic, now);
 }
@@ -147,7 +169,7 @@ static void port_start(struct nic *nic, ps_t now)
 	struct nic_sent *f = &port->sent;
 	enum egress_class k;
 	uint32_t len;
-	struct pkt *p = egress_dequeue(&port->queues, &len, &k);
+	struct pkt *p = egress_dequeue(&port->queues, queued_len, &len, &k);
 	ps_t arrival;
 
 	if (!p)

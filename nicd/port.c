@@ -113,7 +113,7 @@ static void data_sent(struct nic *nic, const struct nic_sent *f, ps_t now)
 	nic->c.tx_data_bytes += f->payload_len;
 	if (f->flags & WIRE_BTH_A)
 		nic->c.tx_ar_pkts++;
-	nic_send_serialized(nic, f->meta, now);
+	nic_send_serialized(nic, f->sq, f->meta, now);
 }
 
 /* The frame's last bit has left: what it held of the egress pools is free,
@@ -155,6 +155,12 @@ static void serialization_end(void *arg, ps_t now)
 	port_start(nic, now);
 }
 
+void nic_port_forget_sender(struct nic *nic, const struct nic_qp_send *sq)
+{
+	if (nic->port.sent.sq == sq)
+		nic->port.sent.sq = NULL;
+}
+
 ps_t nic_tx_floor(const struct nic *nic, ps_t from)
 {
 	return egress_tx_floor(&nic->port.out, from);
@@ -174,15 +180,16 @@ static void port_start(struct nic *nic, ps_t now)
 
 	if (!p)
 		return;
-	if (k == EGRESS_DATA)
-		nic_send_on_wire(nic, nic_pkt_meta(p), now);
+	struct nic_qp_send *sq = k == EGRESS_DATA ? nic_send_on_wire(nic, nic_pkt_meta(p), now) : NULL;
+
 	port->busy = true;
 	*f = (struct nic_sent){.len = len,
 			       .payload_len = p->payload_len,
 			       .dqpn = p->dqpn,
 			       .opcode = p->opcode,
 			       .flags = p->flags,
-			       .meta = nic_pkt_meta(p)};
+			       .meta = nic_pkt_meta(p),
+			       .sq = sq};
 	if (nic->a.monitor && nic->rec.monitor)
 		port->sent_copy = *p;
 	port->down_at_start = port->down;

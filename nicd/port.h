@@ -22,6 +22,7 @@
 #include "core/egress.h"
 
 struct nic;
+struct nic_qp_send;
 
 /* What a NIC keeps of a frame it sends, in struct pkt's engine field:
  * never on the wire, read back when the frame leaves the port and by the
@@ -45,6 +46,7 @@ struct nic_port {
 		uint32_t len, payload_len, dqpn;
 		uint8_t opcode, flags;
 		struct nic_pkt_meta meta;
+		struct nic_qp_send *sq; /* a data frame's sending side, or NULL */
 	} sent;
 	struct pkt sent_copy;
 	enum link_verdict verdict; /* the link's, counted at the end */
@@ -77,6 +79,9 @@ static inline uint64_t nic_port_ctl_queued(const struct nic_port *port)
 {
 	return port->queues.q[EGRESS_CONTROL].bytes;
 }
+
+/* A sending side closes: the frame on the wire does not tell it its end. */
+void nic_port_forget_sender(struct nic *nic, const struct nic_qp_send *sq);
 
 /* Whether the control socket set the port down (nic_port_set_down). */
 static inline bool nic_port_down(const struct nic_port *port)

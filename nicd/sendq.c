@@ -395,7 +395,7 @@ static struct nic_qp_send *sender_of(struct nic *nic, struct nic_pkt_meta m)
 	return sq;
 }
 
-void nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
+struct nic_qp_send *nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
 {
 	struct nic_qp_send *sq = sender_of(nic, m);
 
@@ -403,16 +403,19 @@ void nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
 	 * serialization. */
 	if (!sq || nic_seg_tx_start(sq, m.seg_idx) == NIC_TX_AMBIGUOUS ||
 	    nic_seg_set_tx_start(sq, m.seg_idx, now))
-		return;
+		return sq;
 	nic->c.tx_drop_no_memory++;
 	nic_qp_error(nic, sq, now);
+	return sq;
 }
 
-void nic_send_serialized(struct nic *nic, struct nic_pkt_meta m, ps_t now)
+/* sq is what the start returned, unless the QP closed since: sender_of's
+ * answer then, asked again of what may have changed (the error state, and
+ * whether the segment's record is still kept: both only ever turn false;
+ * a closed QP's number is not taken again while its frame is on the wire). */
+void nic_send_serialized(struct nic *nic, struct nic_qp_send *sq, struct nic_pkt_meta m, ps_t now)
 {
-	struct nic_qp_send *sq = sender_of(nic, m);
-
-	if (!sq)
+	if (!sq || sq->error || !nic_seg_kept(sq, m.seg_idx))
 		return;
 	/* Below the cumulative PSN every segment is retired. */
 	if (m.seg_idx >= sq->snd_una) {
@@ -461,6 +464,7 @@ void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	nic_dest_put(nic, sq->dest);
 	hmap_del(&nic->send_qps, sq->qpn);
 	nic_monitor_forget(nic, sq->qpn);
+	nic_port_forget_sender(nic, sq);
 	send_free(sq);
 	NIC_CHECK(nic);
 }

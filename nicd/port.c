@@ -180,7 +180,8 @@ static void port_start(struct nic *nic, ps_t now)
 
 	if (!p)
 		return;
-	struct nic_qp_send *sq = k == EGRESS_DATA ? nic_send_on_wire(nic, nic_pkt_meta(p), now) : NULL;
+	struct nic_qp_send *sq =
+	    k == EGRESS_DATA ? nic_send_on_wire(nic, nic_pkt_meta(p), now) : NULL;
 
 	port->busy = true;
 	*f = (struct nic_sent){.len = len,

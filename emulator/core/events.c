@@ -60,8 +60,8 @@
  * 9,742 -> 7,620 at 1,024, engines' own gains of the time included).
  * Slots of one picosecond then left most events alone in theirs, each
  * setting and clearing three words of bitmap and searching three; slots of
- * 64 ps need two (9,078 -> 8,580 at 8 hosts, 9,356 -> 9,196 at 128; 7,239
- * -> 7,375 at 1,024, where the sort compares times as well as keys).
+ * 64 ps need two (8,976 -> 8,480 at 8 hosts, 9,260 -> 9,106 at 128; 7,146
+ * -> 7,288 at 1,024, where the sort compares times as well as keys).
  *
  * Events live in 64-byte nodes on a free list, linked by index: no
  * allocation per event.  The node array is a mapping that grows in place
@@ -382,9 +382,12 @@ static inline bool slot_unsorted(const struct events *q, unsigned u)
  * back, in a slot still to come (many arrivals in one picosecond, in no
  * order: a large fabric whose hosts started together), i joins the tail
  * and the slot is sorted once, when taken (slot_sort); `cur`'s own slot is
- * the `fifo` and stays in order. */
-static __attribute__((noinline)) void level0_insert(struct events *q, struct list *l, unsigned u,
-						    uint32_t i, struct node *n)
+ * the `fifo` and stays in order.  Returns id, so that events_schedule_key
+ * can end in a tail call (its common path then calls nothing and saves no
+ * registers). */
+static __attribute__((noinline)) events_id level0_insert(struct events *q, struct list *l,
+							 unsigned u, uint32_t i, struct node *n,
+							 events_id id)
 {
 	bool bounded = l != q->fifo;
 	uint32_t after = q->nodes[l->tail].prev;
@@ -416,6 +419,7 @@ static __attribute__((noinline)) void level0_insert(struct events *q, struct lis
 	} else {
 		l->head = i;
 	}
+	return id;
 }
 
 /* Merges two chains in run order (linked by next); on equal times and keys
@@ -704,18 +708,8 @@ static inline void level0_link(struct events *q, uint32_t i, struct node *n)
 	struct list *l = &q->l0.slot[s];
 
 	if (!level0_append(q, i, n, l, s)) {
-		level0_insert(q, l, s, i, n);
+		level0_insert(q, l, s, i, n, 0);
 	}
-}
-
-/* level0_insert for events_schedule_key, as its tail call: its common
- * path then calls nothing and saves no registers. */
-static __attribute__((noinline)) events_id level0_insert_id(struct events *q, struct list *l,
-							    unsigned s, uint32_t i, struct node *n,
-							    events_id id)
-{
-	level0_insert(q, l, s, i, n);
-	return id;
 }
 
 static inline bool on_level0(const struct events *q, ps_t when)
@@ -844,11 +838,16 @@ static __attribute__((noinline)) bool cascade(struct events *q, unsigned level, 
 	return true;
 }
 
-/* The `fifo` is empty: cur moves to the earliest level-0 slot (in its
- * block, in the next block, or brought down from a level above), but never
- * past `limit`, so that events scheduled after an early stop still find
- * their place in the wheel.  Returns whether the `fifo` has events. */
-static bool refill(struct events *q, ps_t limit)
+/* cur's slot is taken: sorted if it is to be. */
+static inline void take_slot(struct events *q)
+{
+	if (slot_unsorted(q, l0_slot(q->cur))) {
+		slot_sort(q, l0_slot(q->cur));
+	}
+}
+
+/* refill, when cur's block has no event left. */
+static __attribute__((noinline)) bool refill_far(struct events *q, ps_t limit)
 {
 	for (;;) {
 		unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
@@ -878,9 +877,29 @@ static bool refill(struct events *q, ps_t limit)
 			break;
 		}
 	}
-	if (slot_unsorted(q, l0_slot(q->cur))) {
-		slot_sort(q, l0_slot(q->cur));
+	take_slot(q);
+	return true;
+}
+
+/* The `fifo` is empty: cur moves to the earliest level-0 slot (in its
+ * block, in the next block, or brought down from a level above), but never
+ * past `limit`, so that events scheduled after an early stop still find
+ * their place in the wheel.  Returns whether the `fifo` has events.  The
+ * next slot is mostly in cur's block (at 8 hosts, two runs in three take
+ * a new slot): that path is inline. */
+static inline bool refill(struct events *q, ps_t limit)
+{
+	unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
+
+	if (!q->l0.summary[h]) {
+		return refill_far(q, limit);
 	}
+	ps_t start = l0_first_start(q, h, 0);
+	if (start > limit) {
+		return false;
+	}
+	set_cur_in_block(q, start);
+	take_slot(q);
 	return true;
 }
 
@@ -916,7 +935,7 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 		if (level0_append(q, i, n, l, s)) {
 			return id;
 		}
-		return level0_insert_id(q, l, s, i, n, id);
+		return level0_insert(q, l, s, i, n, id);
 	}
 	return file_node_other(q, i, n, id);
 }

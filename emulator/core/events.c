@@ -149,6 +149,7 @@ struct events {
 	ps_t cur;	   /* the start of the `fifo`'s slot; the wheel is not before it */
 	ps_t l0_last;	   /* level 0 holds [cur, l0_last]: cur's block, and the next */
 	struct list *fifo; /* level 0's slot of cur: its events, in the order they run */
+	bool fifo_prev_stale; /* the fifo's prev links are not set (slot_sort) */
 	uint64_t executed;
 	size_t pending;
 
@@ -231,6 +232,7 @@ static inline void set_cur(struct events *q, ps_t cur)
 	q->cur = cur;
 	q->l0_last = ((block + blocks) << L0_BITS) - 1;
 	q->fifo = &q->l0.slot[l0_slot(cur)];
+	q->fifo_prev_stale = false;
 }
 
 /* cur moves on within its block: level 0 spans what it did. */
@@ -238,6 +240,7 @@ static inline void set_cur_in_block(struct events *q, ps_t cur)
 {
 	q->cur = cur;
 	q->fifo = &q->l0.slot[l0_slot(cur)];
+	q->fifo_prev_stale = false;
 }
 
 struct events *events_new(void)
@@ -376,6 +379,18 @@ static inline bool slot_unsorted(const struct events *q, unsigned u)
 	return q->unsorted && q->l0.unsorted[u / 64] & 1ULL << (u % 64);
 }
 
+/* The fifo's prev links, left stale by slot_sort, are needed (to walk back
+ * or unlink): set again from its next links. */
+static __attribute__((noinline)) void fifo_fix_prev(struct events *q)
+{
+	uint32_t prev = NIL;
+
+	for (uint32_t i = q->fifo->head; i; prev = i, i = q->nodes[i].next) {
+		q->nodes[i].prev = prev;
+	}
+	q->fifo_prev_stale = false;
+}
+
 /* Node i goes before the tail of level-0 slot u, which runs after it:
  * after the last event that does not (i is the latest scheduled).  Mostly
  * a step or two: a slot holds a few events.  When the place is further
@@ -390,6 +405,10 @@ static __attribute__((noinline)) events_id level0_insert(struct events *q, struc
 							 events_id id)
 {
 	bool bounded = l != q->fifo;
+
+	if (!bounded && q->fifo_prev_stale) {
+		fifo_fix_prev(q);
+	}
 	uint32_t after = q->nodes[l->tail].prev;
 
 	if (bounded && slot_unsorted(q, u)) {
@@ -444,13 +463,14 @@ static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
 	return head;
 }
 
-/* A stable natural merge sort of a chain in run order.  The list is a few
- * ascending runs (see slot_sort), so it is cut into its runs and those are
- * merged, bottom up: run[k] holds the merge of 2^k runs (32 of them hold
- * 2^32).  Returns the new head. */
-static uint32_t chain_sort(struct events *q, uint32_t i)
+/* A stable natural merge sort of list l in run order, by its next links.
+ * The list is a few ascending runs (see slot_sort), so it is cut into its
+ * runs and those are merged, bottom up: run[k] holds the merge of 2^k runs
+ * (32 of them hold 2^32).  The new tail is the last run end that none
+ * before it runs after (on a tie the later one: the sort is stable). */
+static void chain_sort(struct events *q, struct list *l)
 {
-	uint32_t run[33] = {0}, head = NIL;
+	uint32_t run[33] = {0}, head = NIL, tail = NIL, i = l->head;
 	unsigned top = 0;
 
 	while (i) {
@@ -458,6 +478,9 @@ static uint32_t chain_sort(struct events *q, uint32_t i)
 		while ((next = q->nodes[last].next) &&
 		       !runs_after(&q->nodes[last], q->nodes[next].when, q->nodes[next].key)) {
 			last = next;
+		}
+		if (!tail || !runs_after(&q->nodes[tail], q->nodes[last].when, q->nodes[last].key)) {
+			tail = last;
 		}
 		q->nodes[last].next = NIL;
 		unsigned k = 0;
@@ -474,19 +497,10 @@ static uint32_t chain_sort(struct events *q, uint32_t i)
 			head = head ? chain_merge(q, run[k], head) : run[k];
 		}
 	}
-	return head;
+	l->head = head;
+	l->tail = tail;
 }
 
-/* Sets the prev links of a list whose next links are set. */
-static void slot_relink_prev(struct events *q, struct list *l)
-{
-	uint32_t prev = NIL;
-
-	for (uint32_t i = l->head; i; prev = i, i = q->nodes[i].next) {
-		q->nodes[i].prev = prev;
-	}
-	l->tail = prev;
-}
 
 /* Puts a level-0 slot's list in run order (see level0_insert): a stable
  * natural merge sort by time and key.  The list is a few ascending runs,
@@ -494,15 +508,15 @@ static void slot_relink_prev(struct events *q, struct list *l)
  * order, and an arrival schedules the next on its wire).  Tried and
  * dropped: a radix sort on the receiving port of the arrivals of one
  * picosecond (a list holds about 250 events in 20 runs at 1,024 hosts):
- * 95 instructions per event sorted against 84. */
+ * 95 instructions per event sorted against 84.  Only the fifo is sorted,
+ * when taken, and then mostly runs from its head: its prev links are left
+ * stale until something needs them (fifo_fix_prev). */
 static __attribute__((noinline)) void slot_sort(struct events *q, unsigned u)
 {
-	struct list *l = &q->l0.slot[u];
-
 	q->l0.unsorted[u / 64] &= ~(1ULL << (u % 64));
 	q->unsorted--;
-	l->head = chain_sort(q, l->head);
-	slot_relink_prev(q, l);
+	chain_sort(q, &q->l0.slot[u]);
+	q->fifo_prev_stale = true;
 }
 
 /* ---- ready: binary heap in exact order ---- */
@@ -720,7 +734,7 @@ static inline bool on_level0(const struct events *q, ps_t when)
 /* A time past level 0: appended to the slot of the level of the highest bit
  * where it differs from cur.  Kept apart from the level-0 path, the common
  * one. */
-static __attribute__((noinline)) void wheel_link_up(struct events *q, uint32_t i, struct node *n)
+static inline void wheel_link_up(struct events *q, uint32_t i, struct node *n)
 {
 	unsigned level = up_level(q, n->when), s = up_slot(level, n->when);
 
@@ -752,6 +766,9 @@ static void wheel_unlink(struct events *q, struct node *n)
 	if (on_level0(q, n->when)) {
 		unsigned s = l0_slot(n->when);
 		struct list *l = &q->l0.slot[s];
+		if (l == q->fifo && q->fifo_prev_stale) {
+			fifo_fix_prev(q);
+		}
 		list_unlink(q, l, n);
 		if (!l->head) {
 			l0_mark_empty(q, s);

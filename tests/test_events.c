@@ -114,6 +114,37 @@ static void test_same_time_key_then_sequence(void **state)
 	events_free(log.q);
 }
 
+/* Picoseconds that share a level-0 slot (64 ps) run by time first, then
+ * key, whatever order they were scheduled in; a run stopped inside the
+ * slot leaves the rest in place, and an event scheduled then for the
+ * current picosecond, or for one before the slot's head, runs in its
+ * turn (rule 16). */
+static void test_one_slot_time_then_key(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t t = 64 * 1000;
+
+	(void)state;
+	at(&log, t + 63, 0);
+	at_key(&log, t + 5, events_key_arrival(2, 0), 1);
+	at(&log, t + 5, 2);
+	at_key(&log, t + 5, events_key_arrival(1, 0), 3);
+	at(&log, t, 4);
+	at(&log, t + 63, 5);
+	at_key(&log, t + 62, events_key_arrival(9, 0), 6);
+	assert_int_equal(events_next(log.q), t);
+	assert_int_equal(events_run_until(log.q, t + 5), 4);
+	assert_int_equal(events_next(log.q), t + 62);
+	at_key(&log, t + 5, events_key_arrival(0, 0), 7);
+	at(&log, t + 6, 8);
+	assert_int_equal(events_next(log.q), t + 5);
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 5);
+	const int want[] = {4, 3, 1, 2, 7, 8, 6, 0, 5};
+	expect_order(&log, want, 9);
+	assert_int_equal(log.at[6], t + 62);
+	events_free(log.q);
+}
+
 /* The key packs port above sequence, and stays below EVENTS_KEY_ENGINE. */
 static void test_arrival_key_layout(void **state)
 {
@@ -930,6 +961,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_time_key_then_sequence),
+	    cmocka_unit_test(test_one_slot_time_then_key),
 	    cmocka_unit_test(test_arrival_key_layout),
 	    cmocka_unit_test(test_far_future),
 	    cmocka_unit_test(test_cancel),

@@ -12,16 +12,16 @@
  * `cur`, in the slot those bits name.  Slots are found through words of
  * bitmap (levels 1-3: top, summary, used; level 0: a summary word per
  * block, and used), so the whole 64-bit range fits and no overflow list is
- * needed.  The earliest
- * event is in cur's block, else in the next, else in the lowest non-empty
- * level above, in its lowest non-empty slot — found with the bitmaps, never
- * by turning the wheel slot by slot.  Taking a slot above level 0 moves
- * `cur` to the slot's start and files its events again, lower; when `cur`
- * enters a block, the next block's slot in level 1 comes down to level 0
- * (pull_next_block).  Each event is filed at most once per level, and where
- * an event is follows from its time and `cur`, so it is not stored.  Level
- * 0 spans one block only when the next one starts the next level-1 span
- * (its events are then in level 2 or 3, found there).
+ * needed.  The earliest event is in cur's block, else in the next, else in
+ * the lowest non-empty level above, in its lowest non-empty slot — found
+ * with the bitmaps, never by turning the wheel slot by slot.  Taking a
+ * slot above level 0 moves `cur` to the slot's start and files its events
+ * again, lower; when `cur` enters a block, the next block's slot in level
+ * 1 comes down to level 0 (pull_next_block).  Each event is filed at most
+ * once per level, and where an event is follows from its time and `cur`,
+ * so it is not stored.  Level 0 spans one block only when the next one
+ * starts the next level-1 span (its events are then in level 2 or 3, found
+ * there).
  *
  * Exact order, sorted as it comes.  A level-0 slot's list is kept in the
  * order its events run (rule 16: by time, then key, then as scheduled).
@@ -31,12 +31,12 @@
  * the tail, past the few events of the slot it precedes.  A picosecond of
  * hundreds of arrivals whose keys come in no order (a large fabric whose
  * hosts started together) is instead sorted once, when its slot is taken
- * (level0_insert, slot_sort).  The slots above
- * keep scheduling order (appended at their tail).  That holds through
- * cascades: when a slot is taken every lower level is empty, so the events
- * it files again reach their new slots, in their order, before any event
- * scheduled later.  So `cur`'s own slot is the `fifo`, the events of `cur`'s
- * 64 ps in the order they run, and running one takes its head.
+ * (level0_insert, slot_sort).  The slots above keep scheduling order
+ * (appended at their tail).  That holds through cascades: when a slot is
+ * taken every lower level is empty, so the events it files again reach
+ * their new slots, in their order, before any event scheduled later.  So
+ * `cur`'s own slot is the `fifo`, the events of `cur`'s 64 ps in the order
+ * they run, and running one takes its head.
  *
  * `ready`, a small binary heap on (time, key, sequence) whose entries carry
  * those three inline, takes the events scheduled for a time before `cur`:
@@ -88,9 +88,9 @@
 #define G_BITS	  6
 #define L0_BITS	  17
 #define UP_BITS	  16
-#define LEVELS	  4				/* 17 + 3 x 16 >= 64 */
-#define L0_SLOTS  (1u << (L0_BITS - G_BITS))	/* a block's; level 0 has two */
-#define L0_WORDS  (L0_SLOTS / 64)		/* a block's used words, at most 64 */
+#define LEVELS	  4			     /* 17 + 3 x 16 >= 64 */
+#define L0_SLOTS  (1u << (L0_BITS - G_BITS)) /* a block's; level 0 has two */
+#define L0_WORDS  (L0_SLOTS / 64)	     /* a block's used words, at most 64 */
 #define UP_SLOTS  (1u << UP_BITS)
 #define NIL	  0u /* no node: node 0 is never handed out */
 #define MAX_NODES UINT32_MAX
@@ -138,17 +138,17 @@ struct wheel_level {
  * words of bitmap.  A slot's list is in run order, unless its bit in
  * `unsorted` is set. */
 struct level0 {
-	uint64_t summary[2];		   /* bit w of summary[h]: used[h L0_WORDS + w] */
-	uint64_t used[2 * L0_WORDS];	   /* bit s % 64 of used[s / 64]: slot s */
-	uint64_t unsorted[2 * L0_WORDS];   /* slot s is to be sorted when taken */
+	uint64_t summary[2];		 /* bit w of summary[h]: used[h L0_WORDS + w] */
+	uint64_t used[2 * L0_WORDS];	 /* bit s % 64 of used[s / 64]: slot s */
+	uint64_t unsorted[2 * L0_WORDS]; /* slot s is to be sorted when taken */
 	struct list slot[2 * L0_SLOTS];
 };
 
 struct events {
 	ps_t now;
-	ps_t cur;	   /* the start of the `fifo`'s slot; the wheel is not before it */
-	ps_t l0_last;	   /* level 0 holds [cur, l0_last]: cur's block, and the next */
-	struct list *fifo; /* level 0's slot of cur: its events, in the order they run */
+	ps_t cur;	      /* the start of the `fifo`'s slot; the wheel is not before it */
+	ps_t l0_last;	      /* level 0 holds [cur, l0_last]: cur's block, and the next */
+	struct list *fifo;    /* level 0's slot of cur: its events, in the order they run */
 	bool fifo_prev_stale; /* the fifo's prev links are not set (slot_sort) */
 	uint64_t executed;
 	size_t pending;
@@ -479,7 +479,8 @@ static void chain_sort(struct events *q, struct list *l)
 		       !runs_after(&q->nodes[last], q->nodes[next].when, q->nodes[next].key)) {
 			last = next;
 		}
-		if (!tail || !runs_after(&q->nodes[tail], q->nodes[last].when, q->nodes[last].key)) {
+		if (!tail ||
+		    !runs_after(&q->nodes[tail], q->nodes[last].when, q->nodes[last].key)) {
 			tail = last;
 		}
 		q->nodes[last].next = NIL;
@@ -500,7 +501,6 @@ static void chain_sort(struct events *q, struct list *l)
 	l->head = head;
 	l->tail = tail;
 }
-
 
 /* Puts a level-0 slot's list in run order (see level0_insert): a stable
  * natural merge sort by time and key.  The list is a few ascending runs,

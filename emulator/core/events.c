@@ -441,26 +441,32 @@ static __attribute__((noinline)) events_id level0_insert(struct events *q, struc
 	return id;
 }
 
-/* Merges two chains in run order (linked by next); on equal times and keys
- * a's event first, so that the sort is stable. */
+/* Merges two non-empty chains in run order (linked by next); on equal
+ * times and keys a's event first, so that the sort is stable. */
 static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
 {
-	uint32_t head = NIL, *link = &head;
+	uint32_t head, *link = &head;
+	struct node *na = &q->nodes[a], *nb = &q->nodes[b];
 
-	while (a && b) {
-		const struct node *nb = &q->nodes[b];
-		if (runs_after(&q->nodes[a], nb->when, nb->key)) {
+	for (;;) {
+		if (runs_after(na, nb->when, nb->key)) {
 			*link = b;
-			link = &q->nodes[b].next;
-			b = *link;
+			link = &nb->next;
+			if (!(b = nb->next)) {
+				*link = a;
+				return head;
+			}
+			nb = &q->nodes[b];
 		} else {
 			*link = a;
-			link = &q->nodes[a].next;
-			a = *link;
+			link = &na->next;
+			if (!(a = na->next)) {
+				*link = b;
+				return head;
+			}
+			na = &q->nodes[a];
 		}
 	}
-	*link = a ? a : b;
-	return head;
 }
 
 /* A stable natural merge sort of list l in run order, by its next links.

@@ -409,7 +409,7 @@ static void wait_end(struct daemon *d, uint64_t now)
  * wake-up (docs/promises.md, Lookahead). */
 void daemon_advance(struct daemon *d)
 {
-	uint64_t begin = d->clock_ns(d->clock_ctx), mono = begin;
+	uint64_t begin = d->clock_ns(d->clock_ctx), mono = begin, ran_all = 0;
 
 	wait_end(d, begin);
 	while (d->state != DAEMON_STOPPING) {
@@ -423,6 +423,7 @@ void daemon_advance(struct daemon *d)
 			break;
 		d->safe = safe_time(d);
 		ran = run_due(d, mono);
+		ran_all += ran;
 		if (ran)
 			send_promises(d, mono);
 		daemon_flush_ports(d);
@@ -433,6 +434,7 @@ void daemon_advance(struct daemon *d)
 	if (d->state == DAEMON_RUNNING) {
 		send_promises(d, mono);
 		daemon_flush_ports(d);
+		d->wakes_idle += !ran_all;
 	}
 	wait_begin(d);
 	arm_timer(d);
@@ -514,12 +516,18 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 
 /* ---- the loop ------------------------------------------------------------------ */
 
+/* An advance reads every port, so of the ports one poll found readable
+ * only the first needs one: by the others' turn their frames are read (and
+ * any that came since make the next poll return at once). */
 static void port_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct daemon *d = ((struct daemon_port *)w->data)->d;
+	unsigned iteration = ev_iteration(loop) + 1;
 
-	(void)loop;
 	(void)revents;
+	if (d->advanced_in == iteration)
+		return;
+	d->advanced_in = iteration;
 	d->wakes_port++;
 	daemon_advance(d);
 }

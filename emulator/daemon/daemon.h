@@ -309,6 +309,8 @@ struct daemon {
 	bool timer_fired;  /* it expired: re-arm (which also clears it) */
 	bool ports_watched;
 	uint64_t wakes_timer, wakes_port;
+	uint64_t wakes_idle;  /* advances that ran no event */
+	unsigned advanced_in; /* the loop iteration of the last port wake-up, + 1 */
 	void *timer_watcher, *sig_watchers;
 	int ctl_fd;
 	void *ctl_watcher;

@@ -7,6 +7,7 @@
 #include <ev.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "pcap/capture.h"
@@ -110,10 +111,13 @@ static void write_lateness(struct daemon *d)
 	csv_end(c);
 }
 
-/* One line for the daemon's log (the launcher keeps it as NODE.log). */
+/* One line for the daemon's log (the launcher keeps it as NODE.log); the
+ * wake-ups and task switches are its whole life's (docs/promises.md, What
+ * a frame costs). */
 static void log_summary(const struct daemon *d)
 {
 	uint64_t out = 0, dropped = 0;
+	struct rusage ru = {0};
 
 	for (int i = 0; i < d->nports; i++) {
 		out += d->ports[i].tx_frames;
@@ -121,16 +125,21 @@ static void log_summary(const struct daemon *d)
 			dropped += port_stats(d->ports[i].io)->rx_dropped +
 				   port_stats(d->ports[i].io)->tx_dropped;
 	}
+	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr,
 		"%s %s: %llu frames in (%llu stamped, %llu causality violations), %llu out, %llu "
 		"lost by the kernel; promises %llu out, %llu in, %llu waits (%llu us); wakes: %llu "
-		"timer, %llu port; lateness p50 %llu ns, p99 %llu ns, max %llu ns\n",
+		"timer, %llu port, %llu ran nothing; task switches %ld "
+		"voluntary, %ld involuntary; cpu %ld ms user, %ld ms sys; lateness p50 %llu ns, "
+		"p99 %llu ns, max %llu ns\n",
 		d->prog, d->me->name, (unsigned long long)d->frames, (unsigned long long)d->stamped,
 		(unsigned long long)d->violations, (unsigned long long)out,
 		(unsigned long long)dropped, (unsigned long long)promises(d, true),
 		(unsigned long long)promises(d, false), (unsigned long long)d->promise_waits,
 		(unsigned long long)(d->wait_ns / 1000), (unsigned long long)d->wakes_timer,
-		(unsigned long long)d->wakes_port,
+		(unsigned long long)d->wakes_port, (unsigned long long)d->wakes_idle, ru.ru_nvcsw,
+		ru.ru_nivcsw, (long)(ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000),
+		(long)(ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000),
 		(unsigned long long)daemon_hist_pct(&d->late, 50),
 		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);
 }

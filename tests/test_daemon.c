@@ -316,6 +316,54 @@ static void test_max_runs_as_soon_as_safe(void **state)
 	assert_int_equal(ran, 1);
 }
 
+/* Conducted at max, a port whose promise does not hold the safe time back
+ * need not wake the daemon while it waits for an event it wants
+ * (docs/promises.md, Wake-ups), unless our promise to its peer is held
+ * back for want of asking; the port holding the safe time always does, and
+ * every port once nothing waits. */
+static void test_ports_that_cannot_move_the_run_may_wait(void **state)
+{
+	struct fixture *f = *state;
+	char err[128];
+
+	ran = 0;
+	f->d.ports[2].stamped = true; /* pretend x0 is a daemon */
+	f->d.conducted = true;
+	f->d.end_known = 1000 * US; /* events before it may run */
+	assert_true(daemon_start(&f->d, EPOCH, 0, err, sizeof(err)));
+	events_schedule(f->d.q, 10 * US, engine_event, NULL);
+	promise(f, 0, 5 * US);
+	promise(f, 1, 30 * US);
+	promise(f, 2, 30 * US);
+	at(f, EPOCH);
+	assert_int_equal(f->d.safe, 5 * US);
+	assert_false(daemon_port_may_wait(&f->d, &f->d.ports[0]));
+	assert_true(daemon_port_may_wait(&f->d, &f->d.ports[1]));
+	assert_true(daemon_port_may_wait(&f->d, &f->d.ports[2]));
+	/* Past the peers' horizon (they asked for nothing) our promises stay
+	 * back: then a port whose peer may ask wakes the daemon. */
+	events_schedule(f->d.q, 45 * US, engine_event, NULL);
+	promise(f, 0, 40 * US);
+	promise(f, 1, 100 * US);
+	promise(f, 2, 100 * US);
+	at(f, EPOCH);
+	assert_int_equal(ran, 1);
+	assert_false(f->d.ports[1].withheld);
+	events_schedule(f->d.q, 65 * US, engine_event, NULL);
+	promise(f, 0, 60 * US);
+	at(f, EPOCH);
+	assert_int_equal(ran, 2);
+	assert_true(f->d.ports[1].withheld);
+	assert_false(daemon_port_may_wait(&f->d, &f->d.ports[0]));
+	assert_false(daemon_port_may_wait(&f->d, &f->d.ports[1]));
+	/* Nothing to wait for: every port wakes it. */
+	promise(f, 0, 100 * US);
+	at(f, EPOCH);
+	assert_int_equal(ran, 3);
+	for (int i = 0; i < 3; i++)
+		assert_false(daemon_port_may_wait(&f->d, &f->d.ports[i]));
+}
+
 /* Read long after its wall time, but with nothing run after its stamp: it
  * still takes its exact place. */
 static void test_late_read_is_exact(void **state)
@@ -1083,6 +1131,7 @@ int main(void)
 	    T(test_nothing_runs_before_the_epoch),
 	    T(test_events_wait_for_the_safe_time),
 	    T(test_max_runs_as_soon_as_safe),
+	    T(test_ports_that_cannot_move_the_run_may_wait),
 	    T(test_late_read_is_exact),
 	    T(test_stamp_is_a_promise),
 	    T(test_promises_go_out_when_they_move),

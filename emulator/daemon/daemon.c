@@ -186,6 +186,7 @@ static void send_promises(struct daemon *d, uint64_t mono)
 		p = d->eng.tx_floor ? d->eng.tx_floor(d->eng.ctx, i, f) : f + d->links[i].delay;
 		if (promise_due(d, port, p))
 			send_promise(d, port, p > port->promised ? p : port->promised);
+		port->withheld = p > port->promised;
 	}
 }
 
@@ -335,19 +336,30 @@ static uint64_t next_wake(const struct daemon *d)
 	return at;
 }
 
-static void watch_ports(struct daemon *d, bool watch)
+bool daemon_port_may_wait(const struct daemon *d, const struct daemon_port *port)
 {
-	if (watch == d->ports_watched || !d->loop)
-		return;
-	for (int i = 0; i < d->nports; i++) {
-		if (!d->ports[i].watcher)
+	ps_t next = events_next(d->q);
+
+	return d->max && d->conducted && d->state == DAEMON_RUNNING && port->stamped &&
+	       !port->withheld && port->promise_in > d->safe && next != PS_NEVER &&
+	       next >= d->safe && daemon_may_run(d, next) && d->want >= next;
+}
+
+/* Before the daemon waits: a port wakes it unless its frames may wait. */
+static void watch_ports(struct daemon *d)
+{
+	for (int i = 0; d->loop && i < d->nports; i++) {
+		struct daemon_port *port = &d->ports[i];
+		bool watch = !daemon_port_may_wait(d, port);
+
+		if (!port->watcher || watch == port->watched)
 			continue;
 		if (watch)
-			ev_io_start(d->loop, d->ports[i].watcher);
+			ev_io_start(d->loop, port->watcher);
 		else
-			ev_io_stop(d->loop, d->ports[i].watcher);
+			ev_io_stop(d->loop, port->watcher);
+		port->watched = watch;
 	}
-	d->ports_watched = watch;
 }
 
 static void arm_timer(struct daemon *d)
@@ -357,8 +369,7 @@ static void arm_timer(struct daemon *d)
 
 	if (d->timer_fd < 0)
 		return;
-	/* Frames wake the daemon whenever it waits for them. */
-	watch_ports(d, true);
+	watch_ports(d);
 	if (at == d->armed_ns && !d->timer_fired)
 		return;
 	its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
@@ -576,8 +587,8 @@ static bool open_ports(struct daemon *d)
 		ev_io_init(w, port_cb, port_fd(port->io), EV_READ);
 		w->data = port;
 		ev_io_start(d->loop, w);
+		port->watched = true;
 	}
-	d->ports_watched = true;
 	return true;
 }
 

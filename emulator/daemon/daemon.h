@@ -229,6 +229,8 @@ struct daemon_port {
 	uint64_t tx_frames;		 /* frames handed over (also without a port) */
 	uint64_t tx_build_failed;
 	void *watcher; /* its ev_io */
+	bool watched;  /* the watcher is started */
+	bool withheld; /* our promise moved past what the peer has asked for */
 };
 
 struct daemon {
@@ -307,7 +309,6 @@ struct daemon {
 	int timer_fd;
 	uint64_t armed_ns; /* the deadline the timerfd holds, 0 = none */
 	bool timer_fired;  /* it expired: re-arm (which also clears it) */
-	bool ports_watched;
 	uint64_t wakes_timer, wakes_port;
 	uint64_t wakes_idle;  /* advances that ran no event */
 	unsigned advanced_in; /* the loop iteration of the last port wake-up, + 1 */
@@ -390,6 +391,15 @@ ps_t daemon_end_bound(const struct daemon *d);
  * is above (docs/promises.md, One end): `mrcemu sim` stops at T_end, so no
  * event after it may run. */
 bool daemon_may_run(const struct daemon *d, ps_t t);
+
+/* Whether a port's frames may stay unread until another port wakes the
+ * daemon (docs/promises.md, Wake-ups): conducted at max, the daemon waits
+ * for its safe time to reach an event it may run and wants; the port's
+ * promise does not hold the safe time back, so nothing it brings can run
+ * before another port's promise moves; and our promise to its peer is not
+ * held back for want of asking, so no want the peer sends needs an answer
+ * before then. */
+bool daemon_port_may_wait(const struct daemon *d, const struct daemon_port *port);
 
 /* Whether the daemon can do nothing more until a frame or a grant comes:
  * no event it may run, every due promise sent. */

@@ -163,6 +163,10 @@ eff=$(effective "$tmp/default-max.out")
 check default-summary-promises grep -qE '^promises: [1-9][0-9]* frames sent' "$tmp/default-max.out"
 check default-lateness-promises test "$(awk -F, 'NR > 1 { s += $11 } END { print s + 0 }' \
 	"$tmp/default-max/lateness.csv")" -gt 0
+# BatchScheduling: the same records; every daemon ran under SCHED_BATCH.
+run_case default-batch "$d" max --set emulation.BatchScheduling=on
+check default-batch-policy test "$(grep -l 'involuntary (SCHED_BATCH)' \
+	"$tmp"/default-batch/log/*.log | wc -l)" -eq 3
 paced=$(( ${eff:-1000} * 10 ))
 note "default.ini at max: effective scale ${eff:-?}; paced run at $paced"
 run_case default-paced "$d" "$paced"

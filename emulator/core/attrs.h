@@ -152,6 +152,7 @@ struct emulation_attrs {
 	ps_t until;             /* until [0 = until the workload is done] */
 	bool capture;           /* capture [off] */
 	uint64_t max_violations; /* MaxViolations [0 = no limit] */
+	bool batch_scheduling;	 /* BatchScheduling [off]: daemons at max under SCHED_BATCH */
 	ps_t sample_interval;   /* SampleInterval [auto]: a time, or one of: */
 };
 

@@ -60,6 +60,9 @@ const struct attr_def config_attrs[] = {
 	  "write pcap/NODE-PORT.pcap of every port"),
     ENTRY("MaxViolations", ATTR_U64, EMU(max_violations), "0", NULL, NULL, NULL,
 	  "stop after this many protocol violations; 0 = no limit"),
+    ENTRY("BatchScheduling", ATTR_BOOL, EMU(batch_scheduling), "off", NULL, NULL, NULL,
+	  "at --scale max, daemons run under SCHED_BATCH: fewer task switches on a machine of "
+	  "their own, later wake-ups behind other processes (docs/promises.md, Wake-ups)"),
     ENTRY("SampleInterval", ATTR_TIME, EMU(sample_interval), "auto", "1ns", "1000s", sample_words,
 	  "samples.csv period: auto = run time / 200 with --report; a time: always; off"),
 

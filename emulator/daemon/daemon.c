@@ -22,6 +22,7 @@
 #define ADVANCE_SLICE_NS 2000000ULL
 
 static void go_realtime(struct daemon *d);
+static void go_batch(struct daemon *d);
 
 /* ---- promises (docs/promises.md) --------------------------------------------- */
 
@@ -519,6 +520,8 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 	d->state = DAEMON_RUNNING;
 	if (!d->max && d->loop)
 		go_realtime(d);
+	if (d->max && d->loop && d->t->emu.batch_scheduling)
+		go_batch(d);
 	if (d->eng.start)
 		d->eng.start(d->eng.ctx);
 	daemon_advance(d);
@@ -639,6 +642,19 @@ static void go_realtime(struct daemon *d)
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp))
 		fprintf(stderr, "%s %s: no real-time priority (%s): expect more lateness\n",
 			d->prog, d->me->name, strerror(errno));
+}
+
+/* BatchScheduling (docs/promises.md, Wake-ups): a peer this daemon wakes
+ * with a frame no longer takes the core from it in the middle of a batch;
+ * but a woken daemon no longer takes it from anyone else either, and waits
+ * for the scheduler's tick behind other processes. */
+static void go_batch(struct daemon *d)
+{
+	struct sched_param sp = {.sched_priority = 0};
+
+	if (sched_setscheduler(0, SCHED_BATCH | SCHED_RESET_ON_FORK, &sp))
+		fprintf(stderr, "%s %s: no SCHED_BATCH (%s)\n", d->prog, d->me->name,
+			strerror(errno));
 }
 
 bool daemon_open_io(struct daemon *d)

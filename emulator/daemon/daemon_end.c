@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <ev.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -111,6 +112,25 @@ static void write_lateness(struct daemon *d)
 	csv_end(c);
 }
 
+static long ms(const struct timeval *tv)
+{
+	return (long)tv->tv_sec * 1000 + (long)tv->tv_usec / 1000;
+}
+
+static const char *policy_name(int policy)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+		return "SCHED_FIFO";
+	case SCHED_BATCH:
+		return "SCHED_BATCH";
+	case SCHED_OTHER:
+		return "SCHED_OTHER";
+	default:
+		return "another policy";
+	}
+}
+
 /* One line for the daemon's log (the launcher keeps it as NODE.log); the
  * wake-ups and task switches are its whole life's (docs/promises.md, What
  * a frame costs). */
@@ -128,18 +148,20 @@ static void log_summary(const struct daemon *d)
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr,
 		"%s %s: %llu frames in (%llu stamped, %llu causality violations), %llu out, %llu "
-		"lost by the kernel; promises %llu out, %llu in, %llu waits (%llu us); wakes: %llu "
-		"timer, %llu port, %llu ran nothing; task switches %ld "
-		"voluntary, %ld involuntary; cpu %ld ms user, %ld ms sys; lateness p50 %llu ns, "
-		"p99 %llu ns, max %llu ns\n",
+		"lost by the kernel; promises %llu out, %llu in, %llu waits (%llu us); ",
 		d->prog, d->me->name, (unsigned long long)d->frames, (unsigned long long)d->stamped,
 		(unsigned long long)d->violations, (unsigned long long)out,
 		(unsigned long long)dropped, (unsigned long long)promises(d, true),
 		(unsigned long long)promises(d, false), (unsigned long long)d->promise_waits,
-		(unsigned long long)(d->wait_ns / 1000), (unsigned long long)d->wakes_timer,
-		(unsigned long long)d->wakes_port, (unsigned long long)d->wakes_idle, ru.ru_nvcsw,
-		ru.ru_nivcsw, (long)(ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000),
-		(long)(ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000),
+		(unsigned long long)(d->wait_ns / 1000));
+	fprintf(stderr,
+		"wakes: %llu timer, %llu port, %llu ran nothing; task switches %ld voluntary, %ld "
+		"involuntary (%s); cpu %ld ms user, %ld ms sys; ",
+		(unsigned long long)d->wakes_timer, (unsigned long long)d->wakes_port,
+		(unsigned long long)d->wakes_idle, ru.ru_nvcsw, ru.ru_nivcsw,
+		policy_name(sched_getscheduler(0) & ~SCHED_RESET_ON_FORK), ms(&ru.ru_utime),
+		ms(&ru.ru_stime));
+	fprintf(stderr, "lateness p50 %llu ns, p99 %llu ns, max %llu ns\n",
 		(unsigned long long)daemon_hist_pct(&d->late, 50),
 		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);
 }

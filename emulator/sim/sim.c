@@ -38,31 +38,37 @@ struct sim_frame {
 
 /* One direction of a link: the frames on it, in order, in a ring (a
  * frame's own link field is in a cache line nothing else on the way reads),
- * and what a frame needs at both ends, in two cache lines.  Frames arrive
- * in the order they were sent (docs/protocol.md §12 rule 16), so only the
- * first has an arrival event: each arrival schedules the next one's.  Its
- * event node is then written a frame's time before it runs, not a link's
- * delay, and is still in the cache when it does. */
+ * and what a frame needs at both ends.  Frames arrive in the order they
+ * were sent (docs/protocol.md §12 rule 16), so only the first has an
+ * arrival event: each arrival schedules the next one's.  Its event node is
+ * then written a frame's time before it runs, not a link's delay, and is
+ * still in the cache when it does.
+ *
+ * What a frame's sending and its arrival read is the first cache line: at
+ * 1,024 hosts a wire is out of the cache between two frames (issue 16). */
 struct sim_wire {
-	struct sim_frame *ring;
+	_Alignas(64) struct sim_frame *ring;
 	uint32_t head, len, cap; /* frames on the wire; cap a power of two */
-	uint32_t uncaptured;	 /* the last of them, not yet in the sender's pcap */
+	uint32_t rx_port_id;	 /* the arrival key's: to_node x TOPO_MAX_PORTS + to_port */
+	uint64_t seq;		 /* frames ever sent: the next one's link sequence */
 	struct events *q;
 	struct nic *nic; /* the receiving engine (connect_wires) */
 	struct sw *sw;
-	struct capture *rx_cap, *tx_cap; /* pcaps of both ends, or NULL */
-	ps_t delay;			 /* the link's */
-	uint64_t tx_cap_key;		 /* order key of the sender's pcap writes */
-	uint64_t seq;			 /* frames ever sent: the next one's link sequence */
-	uint32_t rx_port_id;
+	bool rx_pcap, tx_pcap; /* rx_cap, tx_cap are set */
+
+	/* the pcaps, and where the wire goes */
+	_Alignas(64) struct capture *rx_cap, *tx_cap; /* of both ends, or NULL */
+	uint32_t uncaptured; /* the last frames, not yet in the sender's pcap */
+	ps_t delay;	     /* the link's */
+	uint64_t tx_cap_key; /* order key of the sender's pcap writes */
 	int to_node, to_port;
 	struct sim *sim;
 };
 
 struct sim_port {
+	struct sim_wire out;
 	struct sim *sim;
 	int node, port;
-	struct sim_wire out;
 	struct capture *cap;
 };
 
@@ -132,12 +138,12 @@ static void arrive(void *arg, ps_t now)
 	w->head = (w->head + 1) & (w->cap - 1);
 	if (--w->len)
 		schedule_arrival(w);
-	if (w->rx_cap)
+	if (w->rx_pcap)
 		capture_pkt(w->sim, w->rx_cap, p, now);
 	if (w->nic)
 		nic_receive(w->nic, p, now);
 	else if (w->sw)
-		sw_receive(w->sw, w->to_port, p, now);
+		sw_receive(w->sw, (int)(w->rx_port_id % TOPO_MAX_PORTS), p, now);
 	else
 		pkt_put(&w->sim->pool, p);
 }
@@ -202,7 +208,7 @@ static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
 	struct sim_node *n = ctx;
 	struct sim_wire *w = &n->ports[port_index].out;
 
-	if (!w->len || w->len == w->cap || w->tx_cap) {
+	if (!w->len || w->len == w->cap || w->tx_pcap) {
 		transmit_slow(w, p, arrival);
 		return;
 	}
@@ -284,6 +290,17 @@ static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 	return n->sw != NULL;
 }
 
+/* n zeroed elements of a type aligned on cache lines (struct sim_port). */
+static void *lines_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	size *= n ? n : 1;
+	if ((p = aligned_alloc(64, size)))
+		memset(p, 0, size);
+	return p;
+}
+
 static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 {
 	const struct topo_node *tn = &s->t->nodes[i];
@@ -293,7 +310,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 	n->sim = s;
 	n->index = i;
 	n->nports = tn->nports;
-	n->ports = calloc(tn->nports ? tn->nports : 1, sizeof(*n->ports));
+	n->ports = lines_calloc(tn->nports, sizeof(*n->ports));
 	n->links = calloc(tn->nports ? tn->nports : 1, sizeof(*n->links));
 	if (!n->ports || !n->links)
 		return false;
@@ -316,6 +333,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 			return false;
 		}
 		port->out.tx_cap = port->cap;
+		port->out.tx_pcap = port->cap != NULL;
 		port->out.tx_cap_key = capture_sent_key(tn->kind == NODE_NIC);
 	}
 	if (tn->kind == NODE_SWITCH)
@@ -351,6 +369,7 @@ static void connect_wires(struct sim *s)
 			w->nic = dst->nic;
 			w->sw = dst->sw;
 			w->rx_cap = dst->ports[w->to_port].cap;
+			w->rx_pcap = w->rx_cap != NULL;
 		}
 }
 

@@ -422,7 +422,7 @@ static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *p
 	p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
 	*len = wire_len(p);
 	tc = TC_TRIMMED;
-	if (port->cls[tc].q.bytes + *len > port->limit) {
+	if ((uint64_t)port->cls[tc].q.bytes + *len > port->limit) {
 		drop(sw, port, tc, p, SW_DROP_TRIM_QUEUE_FULL);
 		return -1;
 	}
@@ -433,7 +433,7 @@ static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps
 {
 	uint32_t len = wire_len(p);
 
-	if (port->cls[tc].q.bytes + len <= limit_of(sw, port, p)) {
+	if ((uint64_t)port->cls[tc].q.bytes + len <= limit_of(sw, port, p)) {
 		if (tc == 0)
 			ecn_mark(sw, port, p);
 	} else if ((tc = admit_over(sw, port, tc, p, &len)) < 0) {

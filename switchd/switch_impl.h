@@ -54,16 +54,19 @@ struct sw_entry {
 struct sw_queue {
 	struct sw_entry *ring;
 	uint32_t head, n, cap; /* cap: a power of two */
-	uint64_t bytes;	       /* wire bytes waiting */
+	uint32_t bytes;	       /* wire bytes waiting: at most 1.5 x 1 GiB */
 };
 
 /* One traffic class of a port.  What every frame touches (the queue, the
- * peaks, enqueued/dequeued/bytes) fills the first cache line. */
+ * peaks, enqueued/dequeued/bytes) fills the first cache line: a frame
+ * that reads a second one waits for it twice at 1,024 hosts (issue 16). */
 struct sw_class {
 	_Alignas(64) struct sw_queue q;
 	uint32_t peak, peak_ivl, peak_sample; /* queue bytes: at most 1.5 x 1 GiB */
 	struct sw_counters c;
 };
+_Static_assert(offsetof(struct sw_class, c.bytes) + sizeof(uint64_t) <= 64,
+	       "a frame's class counters in the class's first cache line");
 
 struct sw_port {
 	/* read for every frame */

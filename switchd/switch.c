@@ -14,6 +14,7 @@
 #include "core/config.h"
 #include "core/egress.h"
 #include "core/invariant.h"
+#include "core/lines.h"
 #include "core/rng.h"
 /* ---- set-up ------------------------------------------------------------ */
 
@@ -101,25 +102,14 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->drr_fresh = true;
 }
 
-/* n ports, or their classes, on cache-line boundaries, zeroed. */
-static void *lines_alloc(size_t n, size_t size)
-{
-	void *p;
-
-	size *= n ? n : 1;
-	if ((p = aligned_alloc(64, size)))
-		memset(p, 0, size);
-	return p;
-}
-
 /* Each port's classes, and their counters at the last stats row when the
  * switch writes stats rows. */
 static bool ports_alloc(struct sw *sw, int nports)
 {
 	size_t n = (size_t)nports * (size_t)sw->ntc;
 
-	sw->ports = lines_alloc((size_t)nports, sizeof(struct sw_port));
-	sw->classes = lines_alloc(n, sizeof(struct sw_class));
+	sw->ports = lines_calloc((size_t)nports, sizeof(struct sw_port));
+	sw->classes = lines_calloc(n, sizeof(struct sw_class));
 	if (sw->stats)
 		sw->lasts = calloc(n ? n : 1, sizeof(struct sw_counters));
 	return sw->ports && sw->classes && (!sw->stats || sw->lasts);

@@ -21,6 +21,7 @@
 #include "host/driver.h"
 #include "core/events.h"
 #include "core/hmap.h"
+#include "core/lines.h"
 #include "core/link.h"
 #include "core/records.h"
 #include "core/timers.h"
@@ -288,17 +289,6 @@ static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 	if (!n->sw)
 		fprintf(report, "%s:%d: %s\n", s->t->path, tn->line, err);
 	return n->sw != NULL;
-}
-
-/* n zeroed elements of a type aligned on cache lines (struct sim_port). */
-static void *lines_calloc(size_t n, size_t size)
-{
-	void *p;
-
-	size *= n ? n : 1;
-	if ((p = aligned_alloc(64, size)))
-		memset(p, 0, size);
-	return p;
 }
 
 static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)

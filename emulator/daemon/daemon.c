@@ -353,13 +353,14 @@ static void watch_ports(struct daemon *d)
 		struct daemon_port *port = &d->ports[i];
 		bool watch = !daemon_port_may_wait(d, port);
 
-		if (!port->watcher || watch == port->watched)
+		ev_io *w = port->watcher;
+
+		if (!w || watch == (bool)ev_is_active(w))
 			continue;
 		if (watch)
-			ev_io_start(d->loop, port->watcher);
+			ev_io_start(d->loop, w);
 		else
-			ev_io_stop(d->loop, port->watcher);
-		port->watched = watch;
+			ev_io_stop(d->loop, w);
 	}
 }
 
@@ -590,7 +591,6 @@ static bool open_ports(struct daemon *d)
 		ev_io_init(w, port_cb, port_fd(port->io), EV_READ);
 		w->data = port;
 		ev_io_start(d->loop, w);
-		port->watched = true;
 	}
 	return true;
 }

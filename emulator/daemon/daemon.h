@@ -229,7 +229,6 @@ struct daemon_port {
 	uint64_t tx_frames;		 /* frames handed over (also without a port) */
 	uint64_t tx_build_failed;
 	void *watcher; /* its ev_io */
-	bool watched;  /* the watcher is started */
 	bool withheld; /* our promise moved past what the peer has asked for */
 };
 

@@ -3,6 +3,7 @@
  * events scheduled while running, run_until boundaries, times beyond the
  * wheel, and a randomized comparison against a plain binary heap. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -957,8 +959,32 @@ static void test_throughput(void **state)
 	events_free(b.q);
 }
 
+/* ---- the watchdog ---- */
+
+/* The whole file runs in well under a second (a few under the sanitizers).
+ * A queue whose lists lose their ends (a wrong tail, a merge that links a
+ * node to itself) does not fail an assertion: it loops inside
+ * events_run_until.  Without this the runner's timeout, many minutes,
+ * would be the first to notice. */
+#define WATCHDOG_S   120
+#define STRINGIFY(x) #x
+#define SECONDS(x)   STRINGIFY(x)
+
+static void watchdog_bark(int sig)
+{
+	static const char msg[] = "test_events: the queue did not return within " SECONDS(
+	    WATCHDOG_S) " s: a cycle in a slot's list, or a pile that never drains\n";
+	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+	(void)sig;
+	(void)w;
+	_exit(1);
+}
+
 int main(void)
 {
+	signal(SIGALRM, watchdog_bark);
+	alarm(WATCHDOG_S);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_time_key_then_sequence),
 	    cmocka_unit_test(test_one_slot_time_then_key),

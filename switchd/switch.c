@@ -92,6 +92,7 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);
 	config_switch_resolve(&a, port->out.rate);
 	port->limit = a.egress_queue_limit;
+	port->limit_retx = port->limit + port->limit / 2;
 	/* ecn_mark's "q <= EcnKmin x limit" for whole bytes, EcnKmin in
 	 * [0, 1]: bytes <= its floor */
 	port->ecn_lo = (uint64_t)(sw->a.ecn_kmin * (double)port->limit);
@@ -127,7 +128,7 @@ static void drr_quanta(struct sw *sw)
 {
 	double w = sw->a.trimmed_class_weight;
 
-	sw->quantum[1] = (uint64_t)(w * DRR_ROUND + 0.5);
+	sw->quantum[1] = (uint32_t)(w * DRR_ROUND + 0.5);
 	sw->quantum[0] = DRR_ROUND - sw->quantum[1];
 }
 
@@ -383,12 +384,11 @@ static bool trimmable(const struct sw *sw, const struct pkt *p)
 }
 
 /* Seed, Buffer under the UET policy: a trimmable retransmission may use
- * 1.5 x the egress queue limit. */
-static uint64_t limit_of(const struct sw *sw, const struct sw_port *port, const struct pkt *p)
+ * 1.5 x the egress queue limit (port->limit_retx).  `cls` is the frame's
+ * dscp_class entry. */
+static uint64_t limit_of(const struct sw_port *port, uint8_t cls)
 {
-	if (sw->dscp_class[p->dscp] & SW_DSCP_RETX)
-		return port->limit + port->limit / 2;
-	return port->limit;
+	return cls & SW_DSCP_RETX ? port->limit_retx : port->limit;
 }
 
 static void port_kick(struct sw_port *port, ps_t now);
@@ -419,11 +419,12 @@ static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *p
 	return tc;
 }
 
-static void admit(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, ps_t now)
+static void admit(struct sw *sw, struct sw_port *port, uint8_t cls, struct pkt *p, ps_t now)
 {
 	uint32_t len = wire_len(p);
+	int tc = cls & SW_DSCP_TC;
 
-	if ((uint64_t)port->cls[tc].q.bytes + len <= limit_of(sw, port, p)) {
+	if ((uint64_t)port->cls[tc].q.bytes + len <= limit_of(port, cls)) {
 		if (tc == 0)
 			ecn_mark(sw, port, p);
 	} else if ((tc = admit_over(sw, port, tc, p, &len)) < 0) {
@@ -614,7 +615,10 @@ static struct sw_port *in_port(struct sw *sw, int port)
 
 void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 {
-	int tc = sw_classify(sw, p->dscp), out;
+	/* the class and the retransmission bit, read once: a store through p
+	 * (a byte) would make the compiler read them again */
+	uint8_t cls = sw->dscp_class[p->dscp];
+	int tc = cls & SW_DSCP_TC, out;
 	struct sw_port *in;
 
 	sw->rx_frames++;
@@ -644,7 +648,7 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 	_Static_assert(offsetof(struct pkt, dst_mac) == 0 && offsetof(struct pkt, src_mac) == 6,
 		       "the MACs open a pkt");
 	memcpy(p, sw->ports[out].macs, 12);
-	admit(sw, &sw->ports[out], tc, p, now);
+	admit(sw, &sw->ports[out], cls, p, now);
 }
 
 void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_t now)

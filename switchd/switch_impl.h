@@ -74,6 +74,7 @@ struct sw_port {
 	struct sw_class *cls; /* its sw->ntc classes, in sw->classes */
 	struct egress out;    /* serialization, the link's verdict, hand-over */
 	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
+	uint64_t limit_retx; /* 1.5 x limit: a trimmable retransmission's (limit_of) */
 	uint64_t ecn_lo;   /* TC0 bytes at or below which ECN never marks */
 	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
 	bool wake_pending; /* port_free is scheduled at out.busy_until */
@@ -84,12 +85,14 @@ struct sw_port {
 	uint8_t macs[12]; /* a frame's next hop: the peer's MAC, the switch's */
 	int index;
 	int drr_cur; /* TC0 or TC1: whose turn */
-	uint64_t deficit[2];
+	uint32_t deficit[2]; /* below a quantum plus a frame */
 
 	const char *peer_name;
 	struct sw_counters *last; /* its classes' at the last stats row, in
 				   * sw->lasts (with switch stats only) */
 };
+_Static_assert(offsetof(struct sw_port, peer_name) <= 128,
+	       "what a frame reads of its port in two cache lines");
 
 /* What every frame reads comes first, a cache line for forwarding and one
  * for the attributes (classification, admission, ECN). */
@@ -111,7 +114,7 @@ struct sw {
 	uint8_t mac[6];
 	bool trim_active;
 	bool icrc;	     /* frames from the NICs carry an ICRC */
-	uint64_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
+	uint32_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
 	struct rng rng;	     /* ECN marking */
 	uint64_t rx_frames;
 

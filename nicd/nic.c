@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lines.h"
 #include "nic_impl.h"
 
 struct nic *nic_new(const struct nic_params *prm)
 {
-	struct nic *nic = calloc(1, sizeof(*nic));
+	struct nic *nic = lines_calloc(1, sizeof(*nic));
 
 	if (!nic)
 		return NULL;

@@ -37,72 +37,84 @@
 #include "spray.h"
 
 /* Counters of mrc-transport-stats (docs/records.md), each written as
- * total_<name> and ivl_total_<name>. */
+ * total_<name> and ivl_total_<name>, in this order.  HOT: counted for
+ * every data packet or its SACK; they lead struct nic_counters and share
+ * one cache line (issue 16: at 1,024 hosts each line a packet touches in
+ * its NIC is a wait). */
 /* clang-format off */
 #define NIC_COUNTERS(X) \
-	X(tx_data_pkts) \
-	X(tx_data_bytes) \
-	X(tx_retx_pkts) \
-	X(retx_timeout) \
-	X(retx_nack) \
-	X(retx_sack_gap) \
-	X(tx_ack) \
-	X(tx_sack) \
-	X(tx_nack) \
-	X(tx_probe) \
-	X(tx_ar_pkts) \
-	X(completion_rerequests) \
-	X(rx_data_pkts) \
-	X(rx_data_bytes) \
-	X(rx_dup_pkts) \
-	X(rx_ooo_events) \
-	X(rx_trimmed) \
-	X(rx_ack) \
-	X(rx_sack) \
-	X(rx_nack) \
-	X(rx_nack_unknown) \
-	X(rx_probe) \
-	X(rx_drop_ingress_full) \
-	X(rx_drop_unknown_qp) \
-	X(rx_for_closed_qp) \
-	X(rx_drop_max_qps) \
-	X(rx_drop_port_down) \
-	X(rx_drop_psn_window) \
-	X(rx_drop_not_for_us) \
-	X(rx_drop_qp_error) \
-	X(rx_pattern_errors) \
-	X(tx_drop_link_lost) \
-	X(tx_drop_link_down) \
-	X(tx_drop_rule) \
-	X(tx_drop_ctl_pool) \
-	X(msgs_posted) \
-	X(msgs_refused) \
-	X(msgs_completed) \
-	X(msgs_received) \
-	X(qp_error) \
-	X(qps_created) \
-	X(qps_closed) \
-	X(rx_qp_evicted) \
-	X(closed_record_evicted) \
-	X(timeouts_ignored) \
-	X(rtt_samples) \
-	X(pcie_write_bytes) \
-	X(probes_answered) \
-	X(dest_evicted) \
-	X(remote_qpn_replaced) \
-	X(rx_drop_ack_inconsistent) \
-	X(tx_drop_port_down) \
-	X(rx_drop_ack_unknown_qp) \
-	X(rx_drop_no_memory) \
-	X(tx_drop_no_memory)
+	X(tx_data_pkts, HOT) \
+	X(tx_data_bytes, HOT) \
+	X(tx_retx_pkts, COLD) \
+	X(retx_timeout, COLD) \
+	X(retx_nack, COLD) \
+	X(retx_sack_gap, COLD) \
+	X(tx_ack, COLD) \
+	X(tx_sack, HOT) \
+	X(tx_nack, COLD) \
+	X(tx_probe, COLD) \
+	X(tx_ar_pkts, COLD) \
+	X(completion_rerequests, COLD) \
+	X(rx_data_pkts, HOT) \
+	X(rx_data_bytes, HOT) \
+	X(rx_dup_pkts, COLD) \
+	X(rx_ooo_events, COLD) \
+	X(rx_trimmed, COLD) \
+	X(rx_ack, COLD) \
+	X(rx_sack, HOT) \
+	X(rx_nack, COLD) \
+	X(rx_nack_unknown, COLD) \
+	X(rx_probe, COLD) \
+	X(rx_drop_ingress_full, COLD) \
+	X(rx_drop_unknown_qp, COLD) \
+	X(rx_for_closed_qp, COLD) \
+	X(rx_drop_max_qps, COLD) \
+	X(rx_drop_port_down, COLD) \
+	X(rx_drop_psn_window, COLD) \
+	X(rx_drop_not_for_us, COLD) \
+	X(rx_drop_qp_error, COLD) \
+	X(rx_pattern_errors, COLD) \
+	X(tx_drop_link_lost, COLD) \
+	X(tx_drop_link_down, COLD) \
+	X(tx_drop_rule, COLD) \
+	X(tx_drop_ctl_pool, COLD) \
+	X(msgs_posted, COLD) \
+	X(msgs_refused, COLD) \
+	X(msgs_completed, COLD) \
+	X(msgs_received, COLD) \
+	X(qp_error, COLD) \
+	X(qps_created, COLD) \
+	X(qps_closed, COLD) \
+	X(rx_qp_evicted, COLD) \
+	X(closed_record_evicted, COLD) \
+	X(timeouts_ignored, COLD) \
+	X(rtt_samples, HOT) \
+	X(pcie_write_bytes, HOT) \
+	X(probes_answered, COLD) \
+	X(dest_evicted, COLD) \
+	X(remote_qpn_replaced, COLD) \
+	X(rx_drop_ack_inconsistent, COLD) \
+	X(tx_drop_port_down, COLD) \
+	X(rx_drop_ack_unknown_qp, COLD) \
+	X(rx_drop_no_memory, COLD) \
+	X(tx_drop_no_memory, COLD)
 /* clang-format on */
 
+#define NIC_COUNTER_HOT_HOT(n) uint64_t n;
+#define NIC_COUNTER_HOT_COLD(n)
+#define NIC_COUNTER_COLD_HOT(n)
+#define NIC_COUNTER_COLD_COLD(n) uint64_t n;
+#define NIC_COUNTER_HOT(n, t)	 NIC_COUNTER_HOT_##t(n)
+#define NIC_COUNTER_COLD(n, t)	 NIC_COUNTER_COLD_##t(n)
+
 struct nic_counters {
-#define NIC_COUNTER_FIELD(n) uint64_t n;
-	NIC_COUNTERS(NIC_COUNTER_FIELD)
-#undef NIC_COUNTER_FIELD
+	NIC_COUNTERS(NIC_COUNTER_HOT)
+	NIC_COUNTERS(NIC_COUNTER_COLD)
 	uint64_t rx_drop_wire[WIRE_ERROR_COUNT];
 };
+_Static_assert(offsetof(struct nic_counters, pcie_write_bytes) < 64 &&
+		   offsetof(struct nic_counters, rtt_samples) < 64,
+	       "a packet's counters in one cache line");
 
 /* The engine's invariants (core/invariant.h); nic_check walks them all. */
 #define NIC_INVARIANT(cond) INVARIANT(cond)
@@ -158,35 +170,39 @@ struct nic_group {
 /* One row of the monitor's history (qp_error trigger). */
 struct nic_monitor_row;
 
+/* What a packet's path reads, sending or receiving, comes first, each
+ * room's hot part on its own cache lines: at 1,024 hosts a NIC is out of
+ * the cache between two of its frames, and each line a packet touches is
+ * a wait (issue 16).  The attributes a packet asks are the first line of
+ * `a` (core/attrs.h), its counters the first of `c`. */
 struct nic {
-	char name[32];
-	struct nic_attrs a;
-	uint32_t ip;
+	_Alignas(64) struct nic_attrs a;
+	_Alignas(64) uint32_t ip;
+	uint32_t unit; /* MSS + 60 (+4 with WireTimestamp) */
 	uint8_t mac[6], peer_mac[6];
+	struct pkt_pool *pool;
 	struct events *ev;
 	struct timers *timers; /* retransmission timers (core/timers.h) */
-	bool own_timers;
-	struct pkt_pool *pool;
 	struct nic_host host;
+	struct hmap send_qps;		    /* qpn -> nic_qp_send */
+	struct nic_sched sched;		    /* sched.c's */
+	_Alignas(64) struct nic_recv recv;  /* the receiving side's tables (recv.h) */
+	struct nic_dests dests;		    /* spray.c's */
+	_Alignas(64) struct nic_pcie pcie;  /* pcie.c's */
+	_Alignas(64) struct nic_port port;  /* port.c's: its hot part first */
+	_Alignas(64) struct nic_counters c; /* totals: a packet's first */
+	struct nic_cc_params ccp;	    /* cc.c's: NSCC's parameters */
+
+	/* the rest */
+	char name[32];
+	bool own_timers;
 	struct nic_records rec;
 	struct rng rng;
-
-	struct nic_port port; /* port.c's */
-	struct nic_pcie pcie; /* pcie.c's */
-
-	struct hmap send_qps;	/* qpn -> nic_qp_send */
-	struct nic_recv recv;	/* the receiving side's tables (recv.h) */
-	struct hmap groups;	/* peer ip -> nic_group */
-	struct nic_dests dests; /* spray.c's */
-	struct hmap monitor;	/* qpn -> kept rows (MonitorTriggers qp_error) */
+	struct hmap groups;  /* peer ip -> nic_group */
+	struct hmap monitor; /* qpn -> kept rows (MonitorTriggers qp_error) */
 	uint32_t next_qpn;
 	uint64_t open_msgs;
-
-	struct nic_sched sched; /* sched.c's */
-	struct nic_cc_params ccp; /* cc.c's: NSCC's parameters */
-	uint32_t unit;		/* MSS + 60 (+4 with WireTimestamp) */
-
-	struct nic_counters c, ivl; /* totals; totals at the last row */
+	struct nic_counters ivl; /* totals at the last row */
 	uint64_t cwnd_min, cwnd_max;
 	events_id stats_timer;
 	ps_t last_stats;

@@ -48,11 +48,11 @@ struct nic_port {
 		struct nic_pkt_meta meta;
 		struct nic_qp_send *sq; /* a data frame's sending side, or NULL */
 	} sent;
-	struct pkt sent_copy;
 	enum link_verdict verdict; /* the link's, counted at the end */
 	bool down;		   /* set by the control socket */
 	bool down_at_start;	   /* ... when the frame on the wire started */
 	struct egress out;	   /* serialization, the link's verdict, hand-over */
+	struct pkt sent_copy;	   /* last: no frame reads it with the monitor off */
 };
 
 /* The port at `rate` on `link`, its pools sized from the attributes. */

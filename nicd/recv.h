@@ -81,17 +81,19 @@ struct nic_closed {
 	struct nic_closed *newer;
 };
 
-/* The NIC's receiving side. */
+/* The NIC's receiving side.  What every data packet reads first, in one
+ * cache line when the struct starts one (struct nic). */
 struct nic_recv {
+	uint64_t ingress_data_used; /* the ingress pools */
+	uint64_t ingress_ctl_used;
+	struct nic_recv_lru lru[2]; /* open receiving QPs, enum recv_lru */
 	struct hmap qps;	    /* qpn -> nic_qp_recv */
 	struct hmap by_src;	    /* (peer ip << 24 | sender qpn) -> nic_qp_recv */
-	struct nic_recv_lru lru[2]; /* open receiving QPs, enum recv_lru */
 	uint64_t nopen;		    /* receiving QPs counted against MaxQps */
 	struct hmap closed;	    /* qpn -> nic_closed */
 	struct hmap closed_by_src;  /* (peer ip << 24 | sender qpn) -> nic_closed */
 	struct nic_closed *closed_oldest, *closed_newest;
 	uint64_t nclosed;
-	uint64_t ingress_data_used, ingress_ctl_used; /* the ingress pools */
 };
 
 /* ---- rx.c --------------------------------------------------------------- */

@@ -2,6 +2,7 @@
  * mrc-transport-stats every TransportStatsReportInterval, mrc-events,
  * mrc-monitor (triggers all and qp_error, docs/protocol.md §12 rule 14) and
  * mrc-cc. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,15 +17,23 @@ const char NIC_MONITOR_HEADER[] =
 const char NIC_CC_HEADER[] = "time_ps,node,remote_ip,cwnd,inflight,cause";
 
 static const char *const counter_names[] = {
-#define NIC_COUNTER_NAME(n) #n,
+#define NIC_COUNTER_NAME(n, t) #n,
     NIC_COUNTERS(NIC_COUNTER_NAME)
 #undef NIC_COUNTER_NAME
 };
 #define NCOUNTERS (sizeof(counter_names) / sizeof(counter_names[0]))
 
+/* Where each counter is: the records' order is not the struct's (the
+ * counters of a packet lead it, nic_impl.h). */
+static const uint16_t counter_offsets[] = {
+#define NIC_COUNTER_OFFSET(n, t) offsetof(struct nic_counters, n),
+    NIC_COUNTERS(NIC_COUNTER_OFFSET)
+#undef NIC_COUNTER_OFFSET
+};
+
 static uint64_t *counter_at(struct nic_counters *c, size_t i)
 {
-	return (uint64_t *)c + i; /* the struct is NCOUNTERS uint64_t, then the array */
+	return (uint64_t *)((char *)c + counter_offsets[i]);
 }
 
 static size_t counter_count(void)

@@ -10,17 +10,17 @@
 
 struct ring64 {
 	uint64_t *v;
-	size_t head, len, cap; /* cap is a power of two */
+	uint32_t head, len, cap; /* cap is a power of two */
 };
 
 static inline bool ring64_push(struct ring64 *r, uint64_t x)
 {
 	if (r->len == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		uint64_t *v = malloc(cap * sizeof(*v));
+		uint32_t cap = r->cap ? r->cap * 2 : 16;
+		uint64_t *v = cap > r->cap ? malloc(cap * sizeof(*v)) : NULL;
 		if (!v)
 			return false;
-		for (size_t i = 0; i < r->len; i++)
+		for (uint32_t i = 0; i < r->len; i++)
 			v[i] = r->v[(r->head + i) & (r->cap - 1)];
 		free(r->v);
 		r->v = v;

@@ -104,7 +104,7 @@ up() {
 	return 1
 }
 check "$name-daemons-up" up || exit 1
-waiting='ok state=waiting vt_ps=0 sends=0/1 receives=0/1 violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 next_ps=1000000000 ran_ps=0 rx_failed=0 epoch_ns=0 cmds=0 links=0:0'
+waiting='ok state=waiting vt_ps=0 sends=0/1 receives=0/1 violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 next_ps=1000000000 ran_ps=0 rx_failed=0 epoch_ns=0 cmds=0 done_wall_ns=0 links=0:0'
 check "$name-waiting" test "$(ctl h0 status)$(ctl h1 status)" = "$waiting$waiting" || note "status: $(ctl h0 status)"
 check "$name-socket-mode" test "$(stat -c %a "$tmp/h0.ctl")" = 600
 
@@ -126,6 +126,17 @@ done_both() {
 	return 1
 }
 check "$name-workload-done" done_both 1
+# Each NIC timed the end of its workload, after the epoch and before now
+# (status done_wall_ns: the run's effective scale ends there).
+done_wall_ok() {
+	local now w
+	now=$("$PY" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
+	for h in h0 h1; do
+		w=$(ctl $h status | sed -n 's/.* done_wall_ns=\([0-9]*\) .*/\1/p')
+		[ "${w:-0}" -gt 0 ] && [ "$w" -lt $((now - epoch)) ] || return 1
+	done
+}
+check "$name-done-wall" done_wall_ok
 # Workload ids run up to the message index's limit (2^20 - 1): a post takes
 # the lowest id no message of h0 uses, and its row says source ctl.
 check "$name-post" test "$(ctl h0 "post h1 64KiB")" = "ok id=1"

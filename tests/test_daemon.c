@@ -316,6 +316,44 @@ static void test_max_runs_as_soon_as_safe(void **state)
 	assert_int_equal(ran, 1);
 }
 
+/* The wall instant a NIC's workload became done, for the run's effective
+ * scale (docs/promises.md, What a run reports): taken in the advance that
+ * ran its last event, not at the launcher's next poll; kept while done,
+ * cleared when a message opens again (a `post`). */
+static struct daemon_progress workload;
+static void fake_progress(void *ctx, struct daemon_progress *pr)
+{
+	(void)ctx;
+	*pr = workload;
+}
+
+static void test_done_wall_is_the_advance_that_finished(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f);
+	f->d.eng.progress = fake_progress;
+	workload = (struct daemon_progress){.sends = 1, .receives = 1, .receives_done = 1};
+	events_schedule(f->d.q, 10 * US, engine_event, NULL);
+	events_schedule(f->d.q, 20 * US, engine_event, NULL);
+	promise_all(f, 100 * US);
+	past(f, 10 * US);
+	assert_int_equal(f->d.done_mono, 0);
+	workload.sends_finished = 1;
+	past(f, 20 * US);
+	assert_int_equal(f->d.done_mono, wall(f, 20 * US) + 1);
+	/* Later advances leave it; one that runs nothing does not ask. */
+	events_schedule(f->d.q, 30 * US, engine_event, NULL);
+	past(f, 30 * US);
+	assert_int_equal(f->d.done_mono, wall(f, 20 * US) + 1);
+	workload.sends = 2;
+	at(f, wall(f, 40 * US));
+	assert_int_equal(f->d.done_mono, wall(f, 20 * US) + 1);
+	events_schedule(f->d.q, 50 * US, engine_event, NULL);
+	past(f, 50 * US);
+	assert_int_equal(f->d.done_mono, 0);
+}
+
 /* Conducted at max, a port whose promise does not hold the safe time back
  * need not wake the daemon while it waits for an event it wants
  * (docs/promises.md, Wake-ups), unless our promise to its peer is held
@@ -747,7 +785,7 @@ static void test_commands(void **state)
 	assert_string_equal(reply, "ok state=waiting vt_ps=0 sends=0/0 receives=0/0 violations=0 "
 				   "late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=0 "
 				   "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 epoch_ns=0 "
-				   "cmds=0 links=0:0,0:0,0:0");
+				   "cmds=0 done_wall_ns=0 links=0:0,0:0,0:0");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
 	assert_string_equal(reply, "ok");
 	daemon_command(&f->d, "start 1000000000 1000", reply, sizeof(reply));
@@ -758,7 +796,7 @@ static void test_commands(void **state)
 			    "ok state=running vt_ps=5000 sends=0/0 receives=0/0 "
 			    "violations=0 late_max_ns=0 floor_ps=0 busy_ps=0 done_ps=0 idle=1 "
 			    "next_ps=18446744073709551615 ran_ps=0 rx_failed=0 epoch_ns=1000000000 "
-			    "cmds=0 links=1:0,1:0,0:0");
+			    "cmds=0 done_wall_ns=0 links=1:0,1:0,0:0");
 	/* A command takes effect at min(S, next event), here once the ports
 	 * have promised past the clock (docs/promises.md). */
 	daemon_command(&f->d, "port 1 down", reply, sizeof(reply));
@@ -1132,6 +1170,7 @@ int main(void)
 	    T(test_events_wait_for_the_safe_time),
 	    T(test_max_runs_as_soon_as_safe),
 	    T(test_ports_that_cannot_move_the_run_may_wait),
+	    T(test_done_wall_is_the_advance_that_finished),
 	    T(test_late_read_is_exact),
 	    T(test_stamp_is_a_promise),
 	    T(test_promises_go_out_when_they_move),

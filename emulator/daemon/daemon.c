@@ -412,6 +412,21 @@ static void wait_end(struct daemon *d, uint64_t now)
 	d->wait_since = 0;
 }
 
+/* When the workload became done, to the pass that ran its last event:
+ * the launcher learns it only at its next `status` poll (20 ms apart). */
+static void note_done(struct daemon *d)
+{
+	struct daemon_progress pr = {0};
+
+	if (!d->eng.progress)
+		return;
+	d->eng.progress(d->eng.ctx, &pr);
+	if (pr.sends_finished < pr.sends || pr.receives_done < pr.receives)
+		d->done_mono = 0;
+	else if (!d->done_mono)
+		d->done_mono = d->clock_ns(d->clock_ctx);
+}
+
 /* Read, run what is safe and due, send, until a pass neither reads nor
  * runs anything (or the slice is over); then the promises, before the
  * daemon waits.  Frames leave after every pass, so that neighbours go on
@@ -448,6 +463,8 @@ void daemon_advance(struct daemon *d)
 		send_promises(d, mono);
 		daemon_flush_ports(d);
 		d->wakes_idle += !ran_all;
+		if (ran_all)
+			note_done(d);
 	}
 	wait_begin(d);
 	arm_timer(d);

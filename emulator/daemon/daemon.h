@@ -293,6 +293,10 @@ struct daemon {
 	enum daemon_fault fault;
 	char fault_text[256];
 	uint64_t promise_waits, wait_ns, wait_since;
+	/* The wall instant (clock_ns) its workload was last seen done, 0 while
+	 * a message is open: `status` done_wall_ns, the end of the run's
+	 * effective scale (docs/promises.md, What a run reports). */
+	uint64_t done_mono;
 
 	/* lateness-<node>.csv */
 	uint64_t frames, stamped, violations;

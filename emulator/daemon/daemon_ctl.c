@@ -240,7 +240,7 @@ static void status(struct daemon *d, char *reply, size_t len)
 	    reply, len,
 	    "ok state=%s vt_ps=%llu sends=%llu/%llu receives=%llu/%llu violations=%llu "
 	    "late_max_ns=%llu floor_ps=%llu busy_ps=%llu done_ps=%llu idle=%d next_ps=%llu "
-	    "ran_ps=%llu rx_failed=%llu epoch_ns=%llu cmds=%llu",
+	    "ran_ps=%llu rx_failed=%llu epoch_ns=%llu cmds=%llu done_wall_ns=%llu",
 	    state_name(d->state), (unsigned long long)daemon_vnow(d),
 	    (unsigned long long)pr.sends_finished, (unsigned long long)pr.sends,
 	    (unsigned long long)pr.receives_done, (unsigned long long)pr.receives,
@@ -249,7 +249,8 @@ static void status(struct daemon *d, char *reply, size_t len)
 	    (unsigned long long)pr.last_done, daemon_idle(d), (unsigned long long)events_next(d->q),
 	    (unsigned long long)(d->ran_any ? d->run_time : 0),
 	    (unsigned long long)pr.rx_failed, (unsigned long long)d->vc.epoch_ns,
-	    (unsigned long long)d->cmds);
+	    (unsigned long long)d->cmds,
+	    (unsigned long long)(d->done_mono > d->vc.epoch_ns ? d->done_mono - d->vc.epoch_ns : 0));
 	if (n > 0 && (size_t)n < len)
 		status_links(d, reply + n, len - (size_t)n);
 }

@@ -281,6 +281,7 @@ static bool status_parse(struct daemon *d, const char *reply)
 	launch_reply_u64(reply, "ran_ps", &d->ran);
 	launch_reply_u64(reply, "rx_failed", &d->rx_failed);
 	launch_reply_u64(reply, "cmds", &d->cmds);
+	launch_reply_u64(reply, "done_wall_ns", &d->done_wall);
 	status_links(d, reply);
 	if (d->prog && !strcmp(d->prog, "nicd"))
 		return reply_fraction(reply, "sends", &d->sends, &d->sends_total) &&

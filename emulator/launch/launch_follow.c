@@ -21,6 +21,25 @@ static bool workload_done(const struct launch *l)
 	return true;
 }
 
+/* The wall time from the start to the end of the workload, which every NIC
+ * with messages timed when it saw its own done (`status` done_wall_ns):
+ * the poll that finds the workload done comes up to POLL_MS later. */
+static uint64_t workload_wall(const struct launch *l, uint64_t now)
+{
+	uint64_t end = 0;
+
+	for (int i = 0; i < l->t->nnodes; i++) {
+		const struct daemon *d = &l->d[i];
+		if (l->t->nodes[i].kind != NODE_NIC || (!d->sends_total && !d->receives_total))
+			continue;
+		if (!d->done_wall)
+			return now - l->started_ns;
+		if (l->clock.epoch_ns + d->done_wall > end)
+			end = l->clock.epoch_ns + d->done_wall;
+	}
+	return end > l->started_ns && end <= now ? end - l->started_ns : now - l->started_ns;
+}
+
 /* Where the emulation stands: the clock's virtual time, or at max the least
  * a daemon has reached (its floor, docs/promises.md). */
 ps_t launch_virtual_now(const struct launch *l, uint64_t now)
@@ -306,7 +325,7 @@ static int follow_max(struct launch *l)
 			next_progress = now + 200000000ULL;
 		}
 		if (workload_done(l) && !l->run_ns)
-			l->run_ns = now - l->started_ns;
+			l->run_ns = workload_wall(l, now);
 		if (l->round_ok && workload_done(l) && end_passed(l) &&
 		    (!l->until || l->end <= l->until))
 			return 0;

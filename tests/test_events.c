@@ -409,6 +409,41 @@ static void test_stop_short_then_fill_gap(void **state)
 	events_free(gap.q);
 }
 
+static void stop_hook(struct item *it, ps_t now)
+{
+	(void)now;
+	events_stop(it->log->q);
+}
+
+/* events_run_until_stop returns after the event that called events_stop,
+ * the others of its picosecond left to run; a stop from before the run
+ * does not count, and the run keeps to its limit like events_run_until. */
+static void test_run_until_stop(void **state)
+{
+	struct run_log log = {.q = events_new()};
+
+	(void)state;
+	events_stop(log.q);
+	for (int i = 0; i < 4; i++) {
+		at(&log, 500, i);
+	}
+	at(&log, 900, 4);
+	at(&log, 2000, 5);
+	items[1].hook = stop_hook;
+	assert_int_equal(events_run_until_stop(log.q, PS_NEVER), 2);
+	assert_int_equal(events_now(log.q), 500);
+	assert_int_equal(events_pending(log.q), 4);
+	assert_int_equal(events_run_until_stop(log.q, 1999), 3);
+	assert_int_equal(events_now(log.q), 900);
+	assert_int_equal(events_next(log.q), 2000);
+	items[5].hook = stop_hook;
+	assert_int_equal(events_run_until_stop(log.q, PS_NEVER), 1);
+	assert_int_equal(events_run_until_stop(log.q, PS_NEVER), 0);
+	const int want[] = {0, 1, 2, 3, 4, 5};
+	expect_order(&log, want, 6);
+	events_free(log.q);
+}
+
 static void test_run_one_runs_exactly_one(void **state)
 {
 	struct run_log log = {.q = events_new()};
@@ -998,6 +1033,7 @@ int main(void)
 	    cmocka_unit_test(test_run_until_boundaries),
 	    cmocka_unit_test(test_stop_short_then_fill_gap),
 	    cmocka_unit_test(test_run_one_runs_exactly_one),
+	    cmocka_unit_test(test_run_until_stop),
 	    cmocka_unit_test(test_random_against_reference),
 	    cmocka_unit_test(test_random_dense_against_reference),
 	    cmocka_unit_test(test_throughput),

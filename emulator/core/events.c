@@ -152,6 +152,7 @@ struct events {
 	bool fifo_prev_stale; /* the fifo's prev links are not set (slot_sort) */
 	uint64_t executed;
 	size_t pending;
+	bool stop; /* events_stop: the events_run_until_stop returns */
 
 	struct ready_entry *ready; /* binary heap on (when, key, seq) */
 	uint32_t ready_len, ready_cap;
@@ -1095,7 +1096,7 @@ static __attribute__((noinline)) uint32_t take_ready(struct events *q, ps_t limi
 /* Takes the next due event if its time is <= limit and runs it.  The node
  * is released first, so the callback may schedule freely and its own id is
  * already stale. */
-static inline bool run_due(struct events *q, ps_t limit)
+static inline __attribute__((always_inline)) bool run_due(struct events *q, ps_t limit)
 {
 	uint32_t i;
 	struct node *n;
@@ -1144,6 +1145,25 @@ uint64_t events_run_until(struct events *q, ps_t until)
 		ran++;
 	}
 	return ran;
+}
+
+uint64_t events_run_until_stop(struct events *q, ps_t until)
+{
+	uint64_t ran = 0;
+
+	q->stop = false;
+	while (run_due(q, until)) {
+		ran++;
+		if (q->stop) {
+			break;
+		}
+	}
+	return ran;
+}
+
+void events_stop(struct events *q)
+{
+	q->stop = true;
 }
 
 bool events_run_one(struct events *q)

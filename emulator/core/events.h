@@ -63,6 +63,17 @@ ps_t events_next(const struct events *q);
  * event's time (never moves backwards).  Returns how many ran. */
 uint64_t events_run_until(struct events *q, ps_t until);
 
+/* The same, but stopping as well after the event during which
+ * events_stop(q) was called: one test per event where a caller's own loop
+ * would call events_run_one and ask itself whether to go on (the
+ * simulation's run ends when its last message finishes).  Returns how many
+ * ran. */
+uint64_t events_run_until_stop(struct events *q, ps_t until);
+
+/* Make the events_run_until_stop running now, if any, return after the
+ * current event.  No effect on the other ways of running events. */
+void events_stop(struct events *q);
+
 /* Run only the earliest pending event (all with its time? no: exactly one).
  * Returns false when the queue is empty. */
 bool events_run_one(struct events *q);

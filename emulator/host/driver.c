@@ -127,6 +127,15 @@ void driver_destroy(struct driver *d)
 	hmap_destroy(&d->extra_by_key);
 }
 
+/* A message this driver posts has finished, completed or failed.  The
+ * last one stops the simulation's run of events (events_run_until_stop)
+ * after the event it finished in, where driver_done turns true. */
+static void send_finished(struct driver *d)
+{
+	if (++d->sends_finished == d->sends)
+		events_stop(d->q);
+}
+
 static void post(void *arg, ps_t now)
 {
 	struct driver_msg *m = arg;
@@ -138,7 +147,7 @@ static void post(void *arg, ps_t now)
 			      m->w->id, now)) {
 		m->failed = true;
 		m->failure = DRIVER_FAILURE_REFUSED;
-		d->sends_finished++;
+		send_finished(d);
 	}
 }
 
@@ -285,7 +294,7 @@ void driver_completion(struct driver *d, enum nic_completion what, const struct 
 		m->done = true;
 		m->complete = now;
 		m->retransmissions = i->retransmissions;
-		d->sends_finished++;
+		send_finished(d);
 		release(d, m, m->w->src, now);
 		break;
 	}
@@ -296,7 +305,7 @@ static void fail_sent(struct driver *d, struct driver_msg *m, enum driver_failur
 {
 	m->failure = f;
 	m->failed = true;
-	d->sends_finished++;
+	send_finished(d);
 }
 
 void driver_failed(struct driver *d, const struct nic_msg_info *i, ps_t now)

@@ -558,6 +558,13 @@ static void progress(struct sim *s, bool last)
  * a fabric run (scripts/bench-fabric). */
 static void run_unbounded(struct sim *s, bool *capped)
 {
+	/* Without a progress line or a Chakra trace, the queue runs the loop
+	 * below itself: the driver stops it after the event where its last
+	 * message finished (one test per event instead of a call and three;
+	 * issue 16), and whatever is due at SIM_DEFAULT_LIMIT or later is
+	 * left to the loop, which runs the first such event and stops. */
+	if (!s->progress && !s->chakra && !workload_done(s))
+		events_run_until_stop(s->q, SIM_DEFAULT_LIMIT - 1);
 	for (uint64_t n = 1; !workload_done(s); n++) {
 		if ((n & 0xFFFF) == 0)
 			progress(s, false);

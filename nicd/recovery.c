@@ -246,9 +246,10 @@ static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest,
 static void sack_feedback(struct nic *nic, const struct pkt *p, ps_t now)
 {
 	const struct wire_seth *s = &p->u.sack.seth;
-	struct nic_dest *d = nic_dest_find(nic, p->src_ip);
+	struct nic_dest *d;
 
-	if (!d)
+	/* most SACKs carry no feedback: no look-up then (issue 16) */
+	if (s->m == WIRE_M_NONE || !(d = nic_dest_find(nic, p->src_ip)))
 		return;
 	if (s->m == WIRE_M_SKIP_ONCE)
 		nic_spray_skip(nic, d, s->entropy_echo);

@@ -34,8 +34,10 @@ uint16_t nic_spray_walk(struct nic *nic, struct nic_dest *d, uint32_t qpn)
 		d->rr = nic_spray_rr_after(i, n);
 		if (d->state[i] == EV_GOOD)
 			return (uint16_t)(a->starting_port_offset + i);
-		if (d->state[i] == EV_SKIP)
+		if (d->state[i] == EV_SKIP) {
 			d->state[i] = EV_GOOD;
+			NIC_DEC(d->nskip);
+		}
 	}
 	uint16_t ev = (uint16_t)(a->starting_port_offset + d->rr);
 	d->rr = nic_spray_rr_after(d->rr, n);
@@ -48,8 +50,10 @@ void nic_spray_skip(struct nic *nic, struct nic_dest *d, uint32_t ev)
 {
 	uint32_t i;
 
-	if (ev_index(nic, ev, &i) && d->state[i] == EV_GOOD)
+	if (ev_index(nic, ev, &i) && d->state[i] == EV_GOOD) {
 		d->state[i] = EV_SKIP;
+		d->nskip++;
+	}
 }
 
 static void probe_tick(void *arg, ps_t now);
@@ -64,6 +68,8 @@ void nic_spray_assumed_bad(struct nic *nic, struct nic_dest *d, uint32_t ev, ps_
 	if (nic->a.spraying != SPRAY_DEFAULT || !ev_index(nic, ev, &i) ||
 	    d->state[i] == EV_ASSUMED_BAD)
 		return;
+	if (d->state[i] == EV_SKIP)
+		NIC_DEC(d->nskip);
 	d->state[i] = EV_ASSUMED_BAD;
 	d->nbad++;
 	nic_spray_senders(nic, d, 0, now);
@@ -134,6 +140,7 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 	if (!d || !ev_index(nic, s->entropy_echo, &i) || d->state[i] != EV_ASSUMED_BAD)
 		return;
 	d->state[i] = s->m == WIRE_M_SKIP_ONCE ? EV_SKIP : EV_GOOD;
+	d->nskip += d->state[i] == EV_SKIP;
 	NIC_DEC(d->nbad);
 	nic->c.probes_answered++;
 	if (!d->nbad && d->probe_timer) {
@@ -238,8 +245,8 @@ void nic_dests_free(struct nic *nic)
 	hmap_destroy(m);
 }
 
-/* Each destination's count of values assumed bad, and the unused ones
- * listed oldest first are exactly those no QP uses. */
+/* Each destination's counts of values assumed bad and SKIP, and the
+ * unused ones listed oldest first are exactly those no QP uses. */
 const char *nic_spray_check(const struct nic *nic, char *why, size_t len)
 {
 	const struct hmap *m = &nic->dests.by_ip;
@@ -247,13 +254,17 @@ const char *nic_spray_check(const struct nic *nic, char *why, size_t len)
 
 	for (size_t i = 0; m->slots && i <= m->mask; i++) {
 		const struct nic_dest *d = m->slots[i].val;
-		uint32_t bad = 0;
+		uint32_t bad = 0, skip = 0;
 		if (!d)
 			continue;
-		for (uint32_t k = 0; k < nic->a.entropy_count; k++)
+		for (uint32_t k = 0; k < nic->a.entropy_count; k++) {
 			bad += d->state[k] == EV_ASSUMED_BAD;
-		if (bad != d->nbad) {
-			snprintf(why, len, "destination nbad %u, values assumed bad %u", d->nbad, bad);
+			skip += d->state[k] == EV_SKIP;
+		}
+		if (bad != d->nbad || skip != d->nskip) {
+			snprintf(why, len,
+				 "destination nbad %u, nskip %u; values assumed bad %u, SKIP %u",
+				 d->nbad, d->nskip, bad, skip);
 			return why;
 		}
 		unused += !d->refs;

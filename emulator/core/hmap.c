@@ -5,6 +5,7 @@
 
 void hmap_init(struct hmap *m)
 {
+	m->last = NULL;
 	m->slots = NULL;
 	m->mask = 0;
 	m->count = 0;
@@ -40,6 +41,8 @@ bool hmap_put(struct hmap *m, uint64_t key, void *val)
 {
 	if ((m->count + 1) * 2 > (m->slots ? m->mask + 1 : 0) && !grow(m))
 		return false;
+	m->last_key = key;
+	m->last = val;
 	for (size_t i = hmap_hash(key) & m->mask;; i = (i + 1) & m->mask) {
 		if (!m->slots[i].val) {
 			m->slots[i].key = key;
@@ -68,6 +71,8 @@ void *hmap_del(struct hmap *m, uint64_t key)
 			break;
 	}
 	val = m->slots[i].val;
+	if (m->last && m->last_key == key)
+		m->last = NULL;
 	/* Backward-shift: pull later members of the cluster into the hole
 	 * when their home slot does not lie cyclically in (i, j]. */
 	for (j = (i + 1) & m->mask; m->slots[j].val; j = (j + 1) & m->mask) {

@@ -13,7 +13,12 @@ struct hmap_slot {
 	void *val; /* NULL = empty */
 };
 
+/* `last` is the member put last (or NULL once it is deleted): a NIC's
+ * frames mostly belong to the QP it last opened, and a hit reads no slot,
+ * a cache line that is cold at 1,024 hosts (issue 16). */
 struct hmap {
+	uint64_t last_key;
+	void *last;
 	struct hmap_slot *slots;
 	size_t mask; /* capacity - 1 */
 	size_t count;
@@ -35,6 +40,8 @@ static inline size_t hmap_hash(uint64_t k)
  * seven times on its way (issue 16). */
 static inline void *hmap_get(const struct hmap *m, uint64_t key)
 {
+	if (m->last && m->last_key == key)
+		return m->last;
 	if (!m->slots)
 		return NULL;
 	for (size_t i = hmap_hash(key) & m->mask;; i = (i + 1) & m->mask) {

@@ -88,14 +88,16 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->sw = sw;
 	port->cls = &sw->classes[(size_t)i * (size_t)sw->ntc];
 	port->last = sw->lasts ? &sw->lasts[(size_t)i * (size_t)sw->ntc] : NULL;
-	port->index = i;
 	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);
 	config_switch_resolve(&a, port->out.rate);
-	port->limit = a.egress_queue_limit;
-	port->limit_retx = port->limit + port->limit / 2;
+	/* EgressQueueLimit is at most 1 GiB; a limit derived from a fabric
+	 * round trip of more than about 50 ms at 400 Gbps is cut to what a
+	 * queue's 32 bits of bytes hold at 1.5 x the limit */
+	port->limit =
+	    a.egress_queue_limit < SW_LIMIT_MAX ? (uint32_t)a.egress_queue_limit : SW_LIMIT_MAX;
 	/* ecn_mark's "q <= EcnKmin x limit" for whole bytes, EcnKmin in
 	 * [0, 1]: bytes <= its floor */
-	port->ecn_lo = (uint64_t)(sw->a.ecn_kmin * (double)port->limit);
+	port->ecn_lo = (uint32_t)(sw->a.ecn_kmin * (double)port->limit);
 	port->faces_nic = peer->kind != NODE_SWITCH;
 	port->peer_name = peer->name;
 	memcpy(port->macs, peer->mac, 6);
@@ -175,6 +177,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		sw->a = n->sw;
 		sw->stats = sw->a.stats ? prm->stats : NULL;
 		sw->ntc = sw->a.uet_policy ? SW_UET_NUM_TC : SW_NUM_TC;
+		sw->host_macs = prm->host_macs;
 	}
 	if (!sw || !ports_alloc(sw, n->nports)) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
@@ -384,11 +387,11 @@ static bool trimmable(const struct sw *sw, const struct pkt *p)
 }
 
 /* Seed, Buffer under the UET policy: a trimmable retransmission may use
- * 1.5 x the egress queue limit (port->limit_retx).  `cls` is the frame's
+ * 1.5 x the egress queue limit.  `cls` is the frame's
  * dscp_class entry. */
 static uint64_t limit_of(const struct sw_port *port, uint8_t cls)
 {
-	return cls & SW_DSCP_RETX ? port->limit_retx : port->limit;
+	return cls & SW_DSCP_RETX ? port->limit + port->limit / 2 : port->limit;
 }
 
 static void port_kick(struct sw_port *port, ps_t now);
@@ -464,7 +467,7 @@ static int drr_pick(struct sw *sw, struct sw_port *port)
 			port->deficit[c] -= len;
 			return c;
 		}
-		port->drr_cur = c ^ 1;
+		port->drr_cur = (uint8_t)(c ^ 1);
 		port->drr_fresh = true;
 	}
 }
@@ -522,7 +525,7 @@ static inline __attribute__((always_inline)) void port_send(struct sw_port *port
 	if (port->down)
 		why = SW_DROP_PORT_DOWN;
 	if (why == SW_DROP_COUNT)
-		sw->host.transmit(sw->host.ctx, port->index, p, arrival);
+		sw->host.transmit(sw->host.ctx, sw_port_index(port), p, arrival);
 	else
 		drop(sw, port, tc, p, why);
 	if (port->nonempty) {
@@ -647,7 +650,8 @@ void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 	/* destination and source MAC, which open the frame, at once */
 	_Static_assert(offsetof(struct pkt, dst_mac) == 0 && offsetof(struct pkt, src_mac) == 6,
 		       "the MACs open a pkt");
-	memcpy(p, sw->ports[out].macs, 12);
+	if (!sw->host_macs)
+		memcpy(p, sw->ports[out].macs, 12);
 	admit(sw, &sw->ports[out], cls, p, now);
 }
 

@@ -45,6 +45,10 @@ struct sw_params {
 	struct pkt_pool *pool;
 	struct sw_host host;
 	struct csv *stats; /* switch-stats.csv, may be NULL */
+	/* The host writes a frame's MACs (the far end's and the sending
+	 * node's) when it builds its bytes, from the wire it takes: the
+	 * switch then leaves them (sim; a daemon's frames need them). */
+	bool host_macs;
 };
 
 /* The switch-stats.csv header (docs/records.md, Records), from the names of

@@ -10,12 +10,14 @@
 #include "core/egress.h"
 #include "core/rng.h"
 
-#define TC_TRIMMED 1 /* docs/protocol.md §3, under the UET policy */
-#define TC_CONTROL 2
+#define TC_TRIMMED    1 /* docs/protocol.md §3, under the UET policy */
+#define TC_CONTROL    2
 #define SW_UET_NUM_TC 3 /* TC0, TC_TRIMMED, TC_CONTROL */
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
  * weight splits it.  Large against a frame, so each visit sends several. */
 #define DRR_ROUND 16384
+/* The largest egress queue limit: 1.5 x it fits a queue's 32 bits. */
+#define SW_LIMIT_MAX ((uint32_t)(UINT32_MAX / 3 * 2))
 #define SW_DSCP_TC   0x07 /* struct sw's dscp_class: the class */
 #define SW_DSCP_RETX 0x08 /* ... the trimmable-retransmission codepoint */
 
@@ -68,31 +70,37 @@ struct sw_class {
 _Static_assert(offsetof(struct sw_class, c.bytes) + sizeof(uint64_t) <= 64,
 	       "a frame's class counters in the class's first cache line");
 
+/* What a frame reads of its port is one cache line: at 1,024 hosts a
+ * port is out of the cache between two of its frames, and a second line
+ * was a second wait (issue 16).  Its index is its place in sw->ports
+ * (sw_port_index), and the MACs it writes into a frame are read only when
+ * the host does not take them from the wire (sw_params.host_macs). */
 struct sw_port {
-	/* read for every frame */
 	_Alignas(64) struct sw *sw;
 	struct sw_class *cls; /* its sw->ntc classes, in sw->classes */
-	struct egress out;    /* serialization, the link's verdict, hand-over */
-	uint64_t limit;	   /* EgressQueueLimit resolved for this port */
-	uint64_t limit_retx; /* 1.5 x limit: a trimmable retransmission's (limit_of) */
-	uint64_t ecn_lo;   /* TC0 bytes at or below which ECN never marks */
-	uint8_t nonempty;  /* bit tc: the class's queue holds a frame */
-	bool wake_pending; /* port_free is scheduled at out.busy_until */
-	bool down;
-	bool faces_nic; /* the hop to a NIC: trimmed-last-hop */
-	bool drr_fresh; /* drr_cur has not had its quantum this turn */
-	uint8_t seen;	/* bit tc: the class ever saw traffic */
-	uint8_t macs[12]; /* a frame's next hop: the peer's MAC, the switch's */
-	int index;
-	int drr_cur; /* TC0 or TC1: whose turn */
+	/* EgressQueueLimit resolved for this port, and the TC0 bytes at or
+	 * below which ECN never marks: a queue holds at most 32 bits of
+	 * bytes (1.5 x the limit), so both are 32 bits (port_init) */
+	uint32_t limit;
+	uint32_t ecn_lo;
 	uint32_t deficit[2]; /* below a quantum plus a frame */
+	uint8_t nonempty;    /* bit tc: the class's queue holds a frame */
+	bool wake_pending;   /* port_free is scheduled at out.busy_until */
+	bool down;
+	bool faces_nic;	   /* the hop to a NIC: trimmed-last-hop */
+	bool drr_fresh;	   /* drr_cur has not had its quantum this turn */
+	uint8_t seen;	   /* bit tc: the class ever saw traffic */
+	uint8_t drr_cur;   /* TC0 or TC1: whose turn */
+	struct egress out; /* serialization, the link's verdict, hand-over;
+			    * its rate and link in the next line */
 
+	uint8_t macs[12]; /* a frame's next hop: the peer's MAC, the switch's */
 	const char *peer_name;
 	struct sw_counters *last; /* its classes' at the last stats row, in
 				   * sw->lasts (with switch stats only) */
 };
-_Static_assert(offsetof(struct sw_port, peer_name) <= 128,
-	       "what a frame reads of its port in two cache lines");
+_Static_assert(offsetof(struct sw_port, out) + offsetof(struct egress, rate) <= 64,
+	       "what a frame reads of its port in one cache line");
 
 /* What every frame reads comes first, a cache line for forwarding and one
  * for the attributes (classification, admission, ECN). */
@@ -103,6 +111,7 @@ struct sw {
 	uint64_t seed;	/* of the ECMP hash */
 	struct sw_port *ports;
 	struct pkt_pool *pool;
+	bool host_macs; /* sw_params.host_macs */
 	/* By DSCP: its traffic class (sw_classify, bits 0-2), and whether it
 	 * is the trimmable-retransmission codepoint under the UET policy
 	 * (SW_DSCP_RETX: 1.5 x the queue limit).  A load where a hop
@@ -129,6 +138,12 @@ struct sw {
 	struct csv *stats;
 	uint64_t rx_drop_payload, rx_drop_no_memory, rx_drop_wire[WIRE_ERROR_COUNT];
 };
+
+/* A port's number, its place in sw->ports. */
+static inline int sw_port_index(const struct sw_port *port)
+{
+	return (int)(port - port->sw->ports);
+}
 
 /* The statistics interval's event (switch_stats.c), scheduled by sw_new. */
 void sw_stats_tick(void *arg, ps_t now);

@@ -29,17 +29,19 @@ static const char *check_class(const struct sw_port *port, int tc, char *why, si
 		bytes += q->ring[(q->head + i) & (q->cap - 1)].len;
 	if (bytes != q->bytes)
 		snprintf(why, len, "port %d tc %d: queue_bytes %llu, frames queued %llu",
-			 port->index, tc, (unsigned long long)q->bytes, (unsigned long long)bytes);
+			 sw_port_index(port), tc, (unsigned long long)q->bytes,
+			 (unsigned long long)bytes);
 	else if (k->c.enqueued - k->c.dequeued != q->n || k->c.dequeued > k->c.enqueued)
 		snprintf(why, len, "port %d tc %d: enqueued %llu - dequeued %llu, queued %u",
-			 port->index, tc, (unsigned long long)k->c.enqueued,
+			 sw_port_index(port), tc, (unsigned long long)k->c.enqueued,
 			 (unsigned long long)k->c.dequeued, q->n);
 	else if (!(port->nonempty >> tc & 1) != !q->n)
-		snprintf(why, len, "port %d tc %d: nonempty bit, queued %u", port->index, tc, q->n);
+		snprintf(why, len, "port %d tc %d: nonempty bit, queued %u", sw_port_index(port),
+			 tc, q->n);
 	else if (q->bytes > port->limit + port->limit / 2 || q->bytes > k->peak)
 		snprintf(why, len,
 			 "port %d tc %d: queue_bytes %llu past 1.5 x limit %llu or peak %u",
-			 port->index, tc, (unsigned long long)q->bytes,
+			 sw_port_index(port), tc, (unsigned long long)q->bytes,
 			 (unsigned long long)port->limit, k->peak);
 	else
 		return NULL;
@@ -78,7 +80,7 @@ static void stats_row(struct sw *sw, struct sw_port *port, int tc, ps_t now)
 
 	csv_u64(c, now);
 	csv_str(c, sw->name);
-	csv_u64(c, (uint64_t)port->index);
+	csv_u64(c, (uint64_t)sw_port_index(port));
 	csv_str(c, port->peer_name);
 	csv_u64(c, (uint64_t)tc);
 #define SW_COUNTER_CELL(f) csv_u64(c, t->f - l->f);
@@ -129,7 +131,7 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 			csv_u64(c, now);
 			csv_str(c, sw->name);
 			csv_str(c, "queue");
-			csv_u64(c, (uint64_t)port->index);
+			csv_u64(c, (uint64_t)sw_port_index(port));
 			csv_u64(c, (uint64_t)tc);
 			csv_str(c, port->peer_name);
 			csv_u64(c, k->q.bytes);

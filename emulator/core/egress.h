@@ -21,13 +21,16 @@
 #include "time.h"
 #include "wire.h"
 
+/* What a frame reads comes first, 24 bytes: a switch port puts them in
+ * its one hot cache line, and rate and link, read only on a link with
+ * faults or at a rate of no whole picoseconds per byte, in the next. */
 struct egress {
-	uint64_t rate;	       /* bits/s */
-	ps_t ps_per_byte;      /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
-	ps_t delay;	       /* the link's */
 	ps_t busy_until;       /* end of the last frame's serialization */
-	struct link_end *link; /* the sending direction */
+	ps_t delay;	       /* the link's */
+	uint32_t ps_per_byte;  /* when 8 s / rate is whole ps (400 Gbps: 20), else 0 */
 	bool link_faults;      /* loss, down windows or drop rules to ask about */
+	uint64_t rate;	       /* bits/s */
+	struct link_end *link; /* the sending direction */
 };
 
 /* A port at `rate` (topology_port_rate) on `link`, idle. */
@@ -38,7 +41,7 @@ void egress_init(struct egress *e, uint64_t rate, struct link_end *link);
  * 128-bit division. */
 static inline ps_t egress_serialization(const struct egress *e, uint32_t len)
 {
-	return e->ps_per_byte ? len * e->ps_per_byte : time_serialize(len, e->rate);
+	return e->ps_per_byte ? (ps_t)len * e->ps_per_byte : time_serialize(len, e->rate);
 }
 
 /* Whether a frame may start at now (the one before it has ended). */

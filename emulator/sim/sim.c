@@ -58,13 +58,16 @@ struct sim_wire {
 	bool rx_pcap, tx_pcap; /* rx_cap, tx_cap are set */
 
 	/* the pcaps, and where the wire goes */
-	_Alignas(64) struct capture *rx_cap, *tx_cap; /* of both ends, or NULL */
-	uint32_t uncaptured; /* the last frames, not yet in the sender's pcap */
+	_Alignas(64) struct capture *rx_cap; /* the pcaps of both ends, or NULL */
+	struct capture *tx_cap;
 	ps_t delay;	     /* the link's */
 	uint64_t tx_cap_key; /* order key of the sender's pcap writes */
-	int to_node, to_port;
 	struct sim *sim;
+	uint32_t uncaptured; /* the last frames, not yet in the sender's pcap */
+	int to_node, to_port;
+	uint8_t macs[12]; /* of every frame on it: the far end's, the sender's */
 };
+_Static_assert(sizeof(struct sim_wire) == 128, "a wire is two cache lines");
 
 struct sim_port {
 	struct sim_wire out;
@@ -108,12 +111,16 @@ struct sim {
 
 /* ---- links -------------------------------------------------------------- */
 
-static void capture_pkt(struct sim *s, struct capture *cap, const struct pkt *p, ps_t t)
+/* A frame's bytes carry the MACs of the wire it is on: the switches leave
+ * them to the host (sw_params.host_macs). */
+static void capture_pkt(struct sim *s, const struct sim_wire *w, struct capture *cap, struct pkt *p,
+			ps_t t)
 {
 	size_t n;
 
 	if (!cap)
 		return;
+	memcpy(p, w->macs, sizeof(w->macs));
 	n = wire_build(p, s->frame, sizeof(s->frame));
 	if (n)
 		capture_write(cap, t, s->frame, n);
@@ -140,7 +147,7 @@ static void arrive(void *arg, ps_t now)
 	if (--w->len)
 		schedule_arrival(w);
 	if (w->rx_pcap)
-		capture_pkt(w->sim, w->rx_cap, p, now);
+		capture_pkt(w->sim, w, w->rx_cap, p, now);
 	if (w->nic)
 		nic_receive(w->nic, p, now);
 	else if (w->sw)
@@ -159,7 +166,7 @@ static void capture_sent(void *arg, ps_t now)
 	struct pkt *p = w->ring[(w->head + w->len - w->uncaptured) & (w->cap - 1)].p;
 
 	w->uncaptured--;
-	capture_pkt(w->sim, w->tx_cap, p, now);
+	capture_pkt(w->sim, w, w->tx_cap, p, now);
 }
 
 static bool wire_grow(struct sim_wire *w)
@@ -193,7 +200,7 @@ static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct p
 	if (w->len == 1)
 		schedule_arrival(w);
 	if (w->tx_cap && arrival - w->delay <= events_now(w->q)) {
-		capture_pkt(w->sim, w->tx_cap, p, arrival - w->delay);
+		capture_pkt(w->sim, w, w->tx_cap, p, arrival - w->delay);
 	} else if (w->tx_cap) {
 		w->uncaptured++;
 		events_schedule_key(w->q, arrival - w->delay, w->tx_cap_key, capture_sent, w);
@@ -282,7 +289,8 @@ static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 				.events = s->q,
 				.pool = &s->pool,
 				.host = {.ctx = n, .transmit = transmit},
-				.stats = s->switch_stats};
+				.stats = s->switch_stats,
+				.host_macs = true};
 	char err[512];
 
 	n->sw = sw_new(&prm, err, sizeof(err));
@@ -318,6 +326,8 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 		    .to_node = tp->peer,
 		    .to_port = tp->peer_port,
 		    .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS + tp->peer_port)};
+		memcpy(port->out.macs, s->t->nodes[tp->peer].mac, 6);
+		memcpy(port->out.macs + 6, tn->mac, 6);
 		if (s->capture && !open_capture(s, port, outdir, err, sizeof(err))) {
 			fprintf(report, "mrcemu: %s\n", err);
 			return false;

@@ -92,7 +92,7 @@ static uint32_t sack_block(struct nic_qp_recv *rq, uint64_t drawn_idx, uint64_t 
  * down to 128 ns steps. */
 static uint16_t service_time(const struct nic *nic, const struct pkt *drawn)
 {
-	uint64_t bytes = wire_len(drawn) + nic_port_ctl_queued(&nic->port);
+	uint64_t bytes = drawn->sent_len + nic_port_ctl_queued(&nic->port); /* its wire_len */
 	/* the port's own serialization: time_serialize's result, without its
 	 * 128-bit division when the rate allows (core/egress.h) */
 	ps_t t = bytes <= UINT32_MAX ? egress_serialization(&nic->port.out, (uint32_t)bytes)

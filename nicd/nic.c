@@ -117,6 +117,13 @@ static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)
 
 void nic_receive(struct nic *nic, struct pkt *p, ps_t now)
 {
+	p->sent_len = (uint16_t)wire_len(p);
+	nic_receive_sent(nic, p, now);
+}
+
+void nic_receive_sent(struct nic *nic, struct pkt *p, ps_t now)
+{
+	NIC_INVARIANT(p->sent_len == wire_len(p));
 	if (nic_port_down(&nic->port)) { /* a frame that reaches a down port is not received */
 		nic->c.rx_drop_port_down++;
 	} else if (p->dst_ip != nic->ip) {

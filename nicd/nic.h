@@ -98,6 +98,10 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 /* A frame has arrived at the port.  The engine owns p from here. */
 void nic_receive(struct nic *nic, struct pkt *p, ps_t now);
 
+/* The same for a frame an engine handed over (its transmit): p->sent_len
+ * holds its length on the wire, not computed again (issue 16). */
+void nic_receive_sent(struct nic *nic, struct pkt *p, ps_t now);
+
 /* Parse a frame from a real port and receive it; malformed frames are
  * counted by reason (rx_drop_<reason>) and dropped. */
 void nic_receive_frame(struct nic *nic, const uint8_t *frame, size_t len, ps_t now);

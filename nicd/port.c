@@ -195,10 +195,12 @@ static void port_start(struct nic *nic, ps_t now)
 		port->sent_copy = *p;
 	port->down_at_start = port->down;
 	port->verdict = egress_start(&port->out, p, f->len, port->down, now, &arrival);
-	if (port->verdict == LINK_PASS)
+	if (port->verdict == LINK_PASS) {
+		p->sent_len = (uint16_t)len;
 		nic->host.transmit(nic->host.ctx, p, arrival);
-	else
+	} else {
 		pkt_put(nic->pool, p);
+	}
 	events_schedule(nic->ev, port->out.busy_until, serialization_end, nic);
 }
 

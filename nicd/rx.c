@@ -204,7 +204,7 @@ static void rx_closed(struct nic *nic, const struct nic_closed *c, const struct 
 
 void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 {
-	uint32_t len = wire_len(p);
+	uint32_t len = p->sent_len; /* nic_receive_sent */
 	bool ctl = control_class(nic, p->dscp);
 	struct nic_qp_recv *rq;
 	bool created, gap_closed, completed;

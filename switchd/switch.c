@@ -414,6 +414,7 @@ static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *p
 	wire_trim(p);
 	p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
 	*len = wire_len(p);
+	p->sent_len = (uint16_t)*len; /* as it leaves: the queue serves it unread */
 	tc = TC_TRIMMED;
 	if ((uint64_t)port->cls[tc].q.bytes + *len > port->limit) {
 		drop(sw, port, tc, p, SW_DROP_TRIM_QUEUE_FULL);
@@ -424,7 +425,7 @@ static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *p
 
 static void admit(struct sw *sw, struct sw_port *port, uint8_t cls, struct pkt *p, ps_t now)
 {
-	uint32_t len = wire_len(p);
+	uint32_t len = p->sent_len;
 	int tc = cls & SW_DSCP_TC;
 
 	if ((uint64_t)port->cls[tc].q.bytes + len <= limit_of(port, cls)) {
@@ -618,6 +619,13 @@ static struct sw_port *in_port(struct sw *sw, int port)
 
 void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now)
 {
+	p->sent_len = (uint16_t)wire_len(p);
+	sw_receive_sent(sw, port, p, now);
+}
+
+void sw_receive_sent(struct sw *sw, int port, struct pkt *p, ps_t now)
+{
+	INVARIANT(p->sent_len == wire_len(p));
 	/* the class and the retransmission bit, read once: a store through p
 	 * (a byte) would make the compiler read them again */
 	uint8_t cls = sw->dscp_class[p->dscp];

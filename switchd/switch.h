@@ -68,6 +68,10 @@ void sw_free(struct sw *sw);
 /* A frame has arrived on `port`.  The engine owns p from here. */
 void sw_receive(struct sw *sw, int port, struct pkt *p, ps_t now);
 
+/* The same for a frame an engine handed over (its transmit): p->sent_len
+ * holds its length on the wire, not computed again (issue 16). */
+void sw_receive_sent(struct sw *sw, int port, struct pkt *p, ps_t now);
+
 /* Parse a frame from a real port and receive it.  Malformed frames are
  * counted by reason (rx_drop_<reason>) and dropped.  A payload is carried
  * as a descriptor of the pattern of docs/protocol.md §1 (so f need not outlive

@@ -209,6 +209,11 @@ struct pkt {
 	uint16_t msn;
 	/* TSETH (data with WIRE_BTH_TS) */
 	uint16_t tseth_time; /* 128 ns units; format type is always 1 */
+	/* metadata: the frame's length on the wire (wire_len), set by the NIC
+	 * that sends it and by a switch that trims it, so that each hop,
+	 * which reads this cache line anyway, need not compute it (the
+	 * engines' *_receive_sent) */
+	uint16_t sent_len;
 	struct pkt *next;    /* metadata: free list and queue link */
 
 	/* RETH (data, absent when trimmed) */
@@ -240,6 +245,7 @@ struct pkt {
 	 * Its size makes the packet three whole cache lines. */
 	_Alignas(8) unsigned char engine[32];
 };
+_Static_assert(WIRE_MAX_FRAME + WIRE_FCS_LEN <= UINT16_MAX, "a frame's length fits sent_len");
 #define PKT_SIZE 192
 _Static_assert(sizeof(struct pkt) == PKT_SIZE, "a pkt is three cache lines");
 

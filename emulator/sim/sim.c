@@ -149,9 +149,9 @@ static void arrive(void *arg, ps_t now)
 	if (w->rx_pcap)
 		capture_pkt(w->sim, w, w->rx_cap, p, now);
 	if (w->nic)
-		nic_receive(w->nic, p, now);
+		nic_receive_sent(w->nic, p, now);
 	else if (w->sw)
-		sw_receive(w->sw, (int)(w->rx_port_id % TOPO_MAX_PORTS), p, now);
+		sw_receive_sent(w->sw, (int)(w->rx_port_id % TOPO_MAX_PORTS), p, now);
 	else
 		pkt_put(&w->sim->pool, p);
 }

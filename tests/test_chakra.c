@@ -89,8 +89,8 @@ static FILE *rank_file(struct run *x, int rank)
 	return f;
 }
 
-static void node(FILE *f, uint64_t id, enum chakra_type type, int peer, uint64_t bytes,
-		 uint64_t us, const uint64_t *deps, size_t ndeps)
+static void node(FILE *f, uint64_t id, enum chakra_type type, int peer, uint64_t bytes, uint64_t us,
+		 const uint64_t *deps, size_t ndeps)
 {
 	struct chakra_spec s = {.id = id,
 				.name = "n",

@@ -151,8 +151,10 @@ static void test_one_slot_time_then_key(void **state)
 static void test_arrival_key_layout(void **state)
 {
 	(void)state;
-	assert_true(events_key_arrival(1, 0) > events_key_arrival(0, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1));
-	assert_true(events_key_arrival(0xFFFFFF, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1) < EVENTS_KEY_ENGINE);
+	assert_true(events_key_arrival(1, 0) >
+		    events_key_arrival(0, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1));
+	assert_true(events_key_arrival(0xFFFFFF, (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1) <
+		    EVENTS_KEY_ENGINE);
 	assert_int_equal(events_key_arrival(3, 7), (3ULL << EVENTS_ARRIVAL_SEQ_BITS) | 7);
 }
 

@@ -114,8 +114,7 @@ static void transmit(void *ctx, struct pkt *p, ps_t arrival)
 		b->log[b->nlog].sport = p->sport;
 		b->log[b->nlog++].built = p->built;
 	}
-	if (s->id == 0 && wire_is_data(p) && (int)p->psn == b->ce_psn &&
-	    !(p->flags & WIRE_BTH_RTX))
+	if (s->id == 0 && wire_is_data(p) && (int)p->psn == b->ce_psn && !(p->flags & WIRE_BTH_RTX))
 		p->ecn = WIRE_ECN_CE;
 	if (s->id == 0 && wire_is_data(p) && (int)p->psn == b->trim_psn) {
 		if (b->nsent < 8)

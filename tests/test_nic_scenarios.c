@@ -202,8 +202,8 @@ static void test_messages_posted_together_take_turns(void **state)
 static void test_blocked_pass_retried_only_on_triggers(void **state)
 {
 	struct scenario *s = scenario_b2b_nodes(
-	    "ExponentialRetryCount = 0", "EgressDataPoolSize = 4174\nIngressDataPoolSize = 1",
-	    NULL, "drop = h1>h0 ack count=all, h1>h0 sack count=all",
+	    "ExponentialRetryCount = 0", "EgressDataPoolSize = 4174\nIngressDataPoolSize = 1", NULL,
+	    "drop = h1>h0 ack count=all, h1>h0 sack count=all",
 	    "1,0ns,h0,h1,256KiB,\n2,20ns,h1,h0,256KiB,\n");
 	ps_t fetch = pcie_ps(64, 1, 16) + pcie_ps(4096, 8, 16);
 	const struct table *m;
@@ -750,8 +750,8 @@ static void test_receiver_rows_name_the_message(void **state)
  * 8 x InitialAckTimeout = 1.2 ms and the message never completed.) */
 static void test_outage_longer_than_reclaim(void **state)
 {
-	struct scenario *s = scenario_b2b("MonitorEnabled = false", "down = 5us-2ms",
-					  "1,0ns,h0,h1,1MiB,\n");
+	struct scenario *s =
+	    scenario_b2b("MonitorEnabled = false", "down = 5us-2ms", "1,0ns,h0,h1,1MiB,\n");
 
 	(void)state;
 	assert_int_equal(scenario_run(s), 0);
@@ -786,8 +786,8 @@ static void test_final_ack_lost_twice(void **state)
 	m = monitor(s);
 	for (size_t r = 0; r < m->nrows; r++) {
 		acks += monitor_is(m, r, "h1", "tx", "ACK") && table_u64(m, r, "bth_psn") == 3;
-		sacks += monitor_is(m, r, "h1", "tx", "SACK") &&
-			 table_u64(m, r, "sack_drawn_psn") == 3;
+		sacks +=
+		    monitor_is(m, r, "h1", "tx", "SACK") && table_u64(m, r, "sack_drawn_psn") == 3;
 	}
 	assert_int_equal(acks, 3);  /* the last packet's, then one per re-request */
 	assert_int_equal(sacks, 3); /* the same: each carried ACK-request */

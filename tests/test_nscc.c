@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "nicd/nic_impl.h"
 #include "lib/scenario.h"
+#include "nicd/nic_impl.h"
 
 #define US   PS_PER_US
 #define PEER 0x0A000002u

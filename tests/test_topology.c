@@ -184,7 +184,8 @@ static void test_leaf_spine_ecmp(void **state)
 	assert_int_equal((e = topology_ecmp(t, leaf0, h2))->count, 4);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(e->port[i], 2 + i);
-		assert_int_equal(t->nodes[t->nodes[leaf0].ports[e->port[i]].peer].kind, NODE_SWITCH);
+		assert_int_equal(t->nodes[t->nodes[leaf0].ports[e->port[i]].peer].kind,
+				 NODE_SWITCH);
 		assert_true(e->ports >> (2 + i) & 1);
 	}
 	assert_int_equal((e = topology_ecmp(t, leaf0, h3))->count, 4);
@@ -276,8 +277,8 @@ static char *write_temp(const char *text)
  * `name = ..` once made `run` chmod /run). */
 static void test_names(void **state)
 {
-	static const char *const bad_emulation[] = {"..", ".", "a/b", "-a", "a.b", "a b",
-						    "abcdefghijklmnopqrstuvwxyz012345"};
+	static const char *const bad_emulation[] = {
+	    "..", ".", "a/b", "-a", "a.b", "a b", "abcdefghijklmnopqrstuvwxyz012345"};
 	static const char *const bad_node[] = {"h-0", "..", "h.0", "_h", "a/b"};
 	static const char *const good_emulation[] = {"a", "leaf-spine-8", "t_1-x",
 						     "abcdefghijklmnopqrstuvwxyz01234"};
@@ -461,12 +462,13 @@ static void test_externals_and_delay_rule(void **state)
 static void test_auto_fabric_rtt(void **state)
 {
 	char err[TOPO_ERR_MAX] = "";
-	char *path = write_temp("[nic]\nConfigBaseRTT = auto\n[switch]\nEgressQueueLimit = auto\n"
-				"[nic h0]\nip = 10.0.1.1\n[nic h1]\nip = 10.0.2.1\n"
-				"[switch leaf0]\n[switch leaf1]\n[switch spine0]\n[switch spine1]\n"
-				"[link h0 leaf0]\n[link h1 leaf1]\n"
-				"[link leaf0 spine0]\nrate = 800Gbps\n[link leaf0 spine1]\nrate = 800Gbps\n"
-				"[link leaf1 spine0]\nrate = 800Gbps\n[link leaf1 spine1]\nrate = 800Gbps\n");
+	char *path = write_temp(
+	    "[nic]\nConfigBaseRTT = auto\n[switch]\nEgressQueueLimit = auto\n"
+	    "[nic h0]\nip = 10.0.1.1\n[nic h1]\nip = 10.0.2.1\n"
+	    "[switch leaf0]\n[switch leaf1]\n[switch spine0]\n[switch spine1]\n"
+	    "[link h0 leaf0]\n[link h1 leaf1]\n"
+	    "[link leaf0 spine0]\nrate = 800Gbps\n[link leaf0 spine1]\nrate = 800Gbps\n"
+	    "[link leaf1 spine0]\nrate = 800Gbps\n[link leaf1 spine1]\nrate = 800Gbps\n");
 	struct topology *t = topology_load(path, err, sizeof err);
 	struct switch_attrs sw;
 
@@ -539,8 +541,8 @@ static void test_drop_rules(void **state)
 		}
 	}
 	config_link_defaults(&l);
-	assert_true(topology_parse_drops(t, "h1>h0 nack msn=3, h0>h1 any rtx=1, h0>h1 sack count=all",
-					 &l, err, sizeof err));
+	assert_true(topology_parse_drops(
+	    t, "h1>h0 nack msn=3, h0>h1 any rtx=1, h0>h1 sack count=all", &l, err, sizeof err));
 	assert_int_equal(l.ndrops, 3);
 	assert_int_equal(l.drops[1].rtx, 1);
 	assert_int_equal(l.drops[0].kind, DROP_NACK);
@@ -586,8 +588,9 @@ static void test_workload_good(void **state)
 	workload_free(&w);
 
 	/* Comments and blank lines, before the header too (docs/topology.md). */
-	char *path = write_temp("# a sweep point\n\n  # indented\nid,at,src,dst,bytes,after\n"
-				"\n# the first message\n1,0ns,h0,h1,4KiB,\n  \n2,1us,h1,h0,8KiB,1\n");
+	char *path =
+	    write_temp("# a sweep point\n\n  # indented\nid,at,src,dst,bytes,after\n"
+		       "\n# the first message\n1,0ns,h0,h1,4KiB,\n  \n2,1us,h1,h0,8KiB,1\n");
 	if (!workload_load(path, t, &w, err, sizeof err))
 		fail_msg("%s", err);
 	unlink(path);
@@ -792,9 +795,9 @@ static void test_wide_ecmp(void **state)
 					h % 2 + 1, h, h / 2);
 	len += (size_t)snprintf(text + len, cap - len, "[switch leaf0]\n[switch leaf1]\n");
 	for (int s = 0; s < 40; s++)
-		len += (size_t)snprintf(text + len, cap - len,
-					"[switch spine%d]\n[link leaf0 spine%d]\n[link leaf1 spine%d]\n",
-					s, s, s);
+		len += (size_t)snprintf(
+		    text + len, cap - len,
+		    "[switch spine%d]\n[link leaf0 spine%d]\n[link leaf1 spine%d]\n", s, s, s);
 	path = write_temp(text);
 	free(text);
 	t = topology_load(path, err, sizeof err);

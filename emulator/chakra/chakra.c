@@ -30,12 +30,11 @@
 
 #include "core/hmap.h"
 
-static const char *const type_names[] = {"INVALID",   "METADATA",  "MEM_LOAD",  "MEM_STORE",
-					  "COMP",      "COMM_SEND", "COMM_RECV", "COMM_COLL"};
-static const char *const coll_names[] = {"ALL_REDUCE",	   "REDUCE",	     "ALL_GATHER",
-					 "GATHER",	   "SCATTER",	     "BROADCAST",
-					 "ALL_TO_ALL",	   "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
-					 "BARRIER"};
+static const char *const type_names[] = {"INVALID", "METADATA",	 "MEM_LOAD",  "MEM_STORE",
+					 "COMP",    "COMM_SEND", "COMM_RECV", "COMM_COLL"};
+static const char *const coll_names[] = {
+    "ALL_REDUCE", "REDUCE",	    "ALL_GATHER",	    "GATHER", "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
 
 const char *chakra_type_name(enum chakra_type t)
 {
@@ -66,7 +65,8 @@ int chakra_rank_of(const struct topology *t, int node)
 	return -1;
 }
 
-static bool fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static bool fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -161,8 +161,9 @@ static bool count_ranks(const struct topology *t, int *nranks, char *err, size_t
 		rank_path(t, r, path, sizeof(path));
 		FILE *f = fopen(path, "rbe");
 		if (!f)
-			return fail(err, errlen, "%s: cannot open: %s (ranks 0..%ld need a file each)",
-				    path, strerror(errno), max);
+			return fail(err, errlen,
+				    "%s: cannot open: %s (ranks 0..%ld need a file each)", path,
+				    strerror(errno), max);
 		fclose(f);
 	}
 	*nranks = (int)max + 1;
@@ -372,13 +373,14 @@ static bool check_pair(const struct chakra_trace *tr, int a, int b, const struct
 		if (c > 0) {
 			describe(r, what, sizeof(what));
 			node_fail(err, errlen, sb, &sb->nodes[r->node],
-				  "receives from rank %d (%s), but no send of %s matches it", a, what,
-				  sa->path);
+				  "receives from rank %d (%s), but no send of %s matches it", a,
+				  what, sa->path);
 			return false;
 		}
 		if (s->bytes != r->bytes) {
 			node_fail(err, errlen, sb, &sb->nodes[r->node],
-				  "receives %" PRIu64 " bytes from rank %d, but its send (node %" PRIu64
+				  "receives %" PRIu64
+				  " bytes from rank %d, but its send (node %" PRIu64
 				  " of %s) has %" PRIu64,
 				  r->bytes, a, sa->nodes[s->node].id, sa->path, s->bytes);
 			return false;
@@ -408,26 +410,27 @@ static bool check_collectives(const struct chakra_trace *tr, char *err, size_t e
 			if (n->type != CHAKRA_COLL)
 				continue;
 			if (seen == n0) {
-				node_fail(err, errlen, r, n, "collective %u, but %s has only %u", seen,
-					  r0->path, n0);
+				node_fail(err, errlen, r, n, "collective %u, but %s has only %u",
+					  seen, r0->path, n0);
 				ok = false;
 				break;
 			}
 			m = c0[seen++];
 			if (n->coll != m->coll || n->bytes != m->bytes || n->algo != m->algo ||
 			    n->root != m->root) {
-				node_fail(err, errlen, r, n,
-					  "collective %u is %s of %" PRIu64 " bytes, but on %s it is "
-					  "%s of %" PRIu64 " bytes (node %" PRIu64 "; algorithm and "
-					  "root must agree too)",
-					  seen - 1, chakra_coll_name(n->coll), n->bytes, r0->path,
-					  chakra_coll_name(m->coll), m->bytes, m->id);
+				node_fail(
+				    err, errlen, r, n,
+				    "collective %u is %s of %" PRIu64 " bytes, but on %s it is "
+				    "%s of %" PRIu64 " bytes (node %" PRIu64 "; algorithm and "
+				    "root must agree too)",
+				    seen - 1, chakra_coll_name(n->coll), n->bytes, r0->path,
+				    chakra_coll_name(m->coll), m->bytes, m->id);
 				ok = false;
 			}
 		}
 		if (ok && seen < n0) {
-			node_fail(err, errlen, r0, c0[seen], "collective %u, but %s has only %u", seen,
-				  r->path, seen);
+			node_fail(err, errlen, r0, c0[seen], "collective %u, but %s has only %u",
+				  seen, r->path, seen);
 			ok = false;
 		}
 	}

@@ -59,17 +59,17 @@ struct chakra_node {
 	uint64_t *deps; /* control then data: ids as read, then indices into
 			   the rank's nodes (chakra_read.c resolve_deps) */
 	uint32_t ndeps;
-	ps_t duration; /* COMP: duration_micros */
-	uint64_t bytes;	  /* comm_size */
-	int peer;	  /* SEND: comm_dst, RECV: comm_src (ranks) */
-	uint64_t tag;	  /* comm_tag */
+	ps_t duration;	/* COMP: duration_micros */
+	uint64_t bytes; /* comm_size */
+	int peer;	/* SEND: comm_dst, RECV: comm_src (ranks) */
+	uint64_t tag;	/* comm_tag */
 	enum chakra_coll coll;
 	enum chakra_algo algo;
-	int root;	     /* broadcast, reduce, gather, scatter: comm_root or 0 */
-	uint32_t coll_seq;   /* COLL: its order among the rank's collectives */
-	uint32_t first_msg;  /* its messages: rank->msgs[first_msg ..] */
+	int root;	    /* broadcast, reduce, gather, scatter: comm_root or 0 */
+	uint32_t coll_seq;  /* COLL: its order among the rank's collectives */
+	uint32_t first_msg; /* its messages: rank->msgs[first_msg ..] */
 	uint32_t nmsgs;
-	uint32_t nsteps;     /* COLL: the algorithm's steps */
+	uint32_t nsteps; /* COLL: the algorithm's steps */
 };
 
 /* One message a rank sends or receives: a COMM_SEND or COMM_RECV node's,

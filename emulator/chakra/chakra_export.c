@@ -68,7 +68,8 @@ static bool write_send(FILE *f, const struct workload *w, const struct workload_
 	char name[48];
 
 	if (us) {
-		struct chakra_spec c = {.id = 3 * m->id + 2, .type = CHAKRA_COMP, .duration_us = us};
+		struct chakra_spec c = {
+		    .id = 3 * m->id + 2, .type = CHAKRA_COMP, .duration_us = us};
 		snprintf(name, sizeof(name), "at%" PRIu64, m->id);
 		c.name = name;
 		if (!chakra_write_node(f, &c))
@@ -124,7 +125,8 @@ static int export_chakra(const struct topology *t, const char *out)
 	int rc = 0;
 
 	if (!t->workload[0]) {
-		fprintf(stderr, "mrcemu export: %s has no CSV workload ([workload] file)\n", t->path);
+		fprintf(stderr, "mrcemu export: %s has no CSV workload ([workload] file)\n",
+			t->path);
 		free(f);
 		return 2;
 	}
@@ -273,7 +275,8 @@ static int export_csv(const struct topology *t, const char *out)
 	ok = rows_of(&tr, &rows, &n);
 	for (size_t i = 1; ok && i < n; i++)
 		if (rows[i].id == rows[i - 1].id)
-			ok = not_shape(rows[i].r, rows[i].n, "its comm_tag names another message too");
+			ok = not_shape(rows[i].r, rows[i].n,
+				       "its comm_tag names another message too");
 	if (ok && !(f = fopen(out, "we"))) {
 		fprintf(stderr, "mrcemu export: %s: %s\n", out, strerror(errno));
 		ok = false;
@@ -310,8 +313,9 @@ int chakra_export_main(int argc, char **argv, const char *default_topology)
 			fputs(usage, stdout);
 			return 0;
 		} else {
-			fprintf(stderr, "mrcemu export: %s: unknown option or missing value (see "
-					"mrcemu export --help)\n",
+			fprintf(stderr,
+				"mrcemu export: %s: unknown option or missing value (see "
+				"mrcemu export --help)\n",
 				argv[optind - 1]);
 			return 2;
 		}

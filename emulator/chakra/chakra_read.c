@@ -111,8 +111,9 @@ static bool next_frame(struct reader *rd, const uint8_t *buf, size_t len, size_t
 	const char *where = prev ? "the message after this node" : "the first message";
 
 	if (used == 0) {
-		rd_fail(rd, prev, "%s: its length prefix is cut off by the end of the file (byte %zu)",
-			where, *at);
+		rd_fail(rd, prev,
+			"%s: its length prefix is cut off by the end of the file (byte %zu)", where,
+			*at);
 		return false;
 	}
 	if (used < 0) {
@@ -194,8 +195,9 @@ static bool get_int(struct reader *rd, const struct chakra_node *n, const Chakra
 		return false;
 	}
 	if (*v < lo || *v > hi) {
-		rd_fail(rd, n, "%s: %" PRId64 " is out of range (allowed: %" PRId64 "..%" PRId64 ")",
-			name, *v, lo, hi);
+		rd_fail(rd, n,
+			"%s: %" PRId64 " is out of range (allowed: %" PRId64 "..%" PRId64 ")", name,
+			*v, lo, hi);
 		return false;
 	}
 	return true;
@@ -209,8 +211,7 @@ static bool need_int(struct reader *rd, const struct chakra_node *n, const Chakr
 	if (!get_int(rd, n, pn, name, lo, hi, v, &present))
 		return false;
 	if (!present)
-		rd_fail(rd, n, "%s: missing (a %s node needs it)", name,
-			chakra_type_name(n->type));
+		rd_fail(rd, n, "%s: missing (a %s node needs it)", name, chakra_type_name(n->type));
 	return present;
 }
 
@@ -352,7 +353,8 @@ static void read_stream(struct reader *rd, const uint8_t *buf, size_t len)
 	ChakraProtoMsg__GlobalMetadata *gm =
 	    chakra_proto_msg__global_metadata__unpack(NULL, n, buf + at);
 	if (!gm) {
-		rd_fail(rd, NULL, "the first message (byte %zu) is not a Chakra GlobalMetadata", at);
+		rd_fail(rd, NULL, "the first message (byte %zu) is not a Chakra GlobalMetadata",
+			at);
 		return;
 	}
 	chakra_proto_msg__global_metadata__free_unpacked(gm, NULL);
@@ -395,7 +397,8 @@ static void resolve_deps(struct reader *rd)
 		for (uint32_t k = 0; k < n->ndeps && !rd->failed; k++) {
 			uintptr_t j = (uintptr_t)hmap_get(&by_id, n->deps[k]);
 			if (!j)
-				rd_fail(rd, n, "depends on node %" PRIu64 ", which is not in the file",
+				rd_fail(rd, n,
+					"depends on node %" PRIu64 ", which is not in the file",
 					n->deps[k]);
 			n->deps[k] = j - 1;
 		}
@@ -464,8 +467,8 @@ out:
 bool chakra_read(const char *path, int rank, int nranks, struct chakra_rank *r, char *err,
 		 size_t errlen)
 {
-	struct reader rd = {.path = path, .rank = rank, .nranks = nranks, .r = r, .err = err,
-			    .errlen = errlen};
+	struct reader rd = {
+	    .path = path, .rank = rank, .nranks = nranks, .r = r, .err = err, .errlen = errlen};
 	uint8_t *buf;
 	size_t len;
 

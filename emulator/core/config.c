@@ -481,8 +481,9 @@ static bool set_string(const struct attr_def *d, void *obj, const char *value, c
 		       size_t errlen)
 {
 	if (strlen(value) >= d->size) {
-		snprintf(err, errlen, "%s: '%.40s...' is too long (allowed: at most %zu characters)",
-			 d->name, value, d->size - 1);
+		snprintf(err, errlen,
+			 "%s: '%.40s...' is too long (allowed: at most %zu characters)", d->name,
+			 value, d->size - 1);
 		return false;
 	}
 	memcpy((char *)obj + d->offset, value, strlen(value) + 1);
@@ -565,8 +566,7 @@ static bool set_windows(const struct attr_def *d, struct link_attrs *l, const ch
 /* docs/protocol.md §§5, 9: ConfigBaseRTT and EgressQueueLimit may be
  * `auto`, the topology's longest host-to-host round trip (topology.c
  * settles it once routes are known).  Any other value clears auto. */
-static bool set_auto(enum attr_scope scope, void *obj, const struct attr_def *d,
-		     const char *value)
+static bool set_auto(enum attr_scope scope, void *obj, const struct attr_def *d, const char *value)
 {
 	bool is_auto = !strcasecmp(value, "auto");
 
@@ -596,8 +596,9 @@ bool config_set(enum attr_scope scope, void *obj, const char *name, const char *
 
 	if (!d) {
 		const char *near = config_closest_attr(scope, name);
-		snprintf(err, errlen, "%s: unknown attribute of [%s] (%s%s%ssee `mrcemu attributes`)",
-			 name, scope_names[scope], near ? "did you mean " : "", near ? near : "",
+		snprintf(err, errlen,
+			 "%s: unknown attribute of [%s] (%s%s%ssee `mrcemu attributes`)", name,
+			 scope_names[scope], near ? "did you mean " : "", near ? near : "",
 			 near ? "? " : "");
 		return false;
 	}

@@ -290,12 +290,14 @@ bool records_sort_by_time_node(const char *path, int (*rank)(void *ctx, const ch
 			continue;
 		}
 		if (n == alloc) {
-			struct sort_row *g = realloc(r, (alloc = alloc ? 2 * alloc : 1024) * sizeof(*r));
+			struct sort_row *g =
+			    realloc(r, (alloc = alloc ? 2 * alloc : 1024) * sizeof(*r));
 			if (!(ok = g != NULL))
 				break;
 			r = g;
 		}
-		snprintf(node, sizeof(node), "%.*s", (int)(k < sizeof(node) ? k : 0), c ? c + 1 : "");
+		snprintf(node, sizeof(node), "%.*s", (int)(k < sizeof(node) ? k : 0),
+			 c ? c + 1 : "");
 		r[n] = (struct sort_row){.time = strtoull(line, NULL, 10),
 					 .rank = rank(ctx, node),
 					 .index = n,

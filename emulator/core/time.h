@@ -17,8 +17,8 @@ typedef uint64_t ps_t;
 #define PS_PER_NS 1000ULL
 #define PS_PER_US 1000000ULL
 #define PS_PER_MS 1000000000ULL
-#define PS_PER_S 1000000000000ULL
-#define PS_NEVER UINT64_MAX
+#define PS_PER_S  1000000000000ULL
+#define PS_NEVER  UINT64_MAX
 /* The longest run: a frame's virtual arrival travels in a 48-bit stamp
  * (docs/architecture.md), 2^48 - 1 ps = 281.47 s; `until` is refused past
  * 281 s. */
@@ -61,7 +61,7 @@ char *time_format(ps_t t, char *buf, size_t len);
  * scale is wall ns per virtual ns. */
 struct vclock {
 	uint64_t epoch_ns; /* CLOCK_MONOTONIC, ns */
-	uint64_t scale;    /* wall ns per virtual ns, >= 1 */
+	uint64_t scale;	   /* wall ns per virtual ns, >= 1 */
 };
 
 uint64_t vclock_mono_ns(void);

@@ -125,7 +125,8 @@ static int add_ip(struct topology *t, int i)
 
 bool topology_name_check(const char *name, bool emulation, char *why, size_t len)
 {
-	const char *allowed = emulation ? "letters, digits, '_' and '-'" : "letters, digits and '_'";
+	const char *allowed =
+	    emulation ? "letters, digits, '_' and '-'" : "letters, digits and '_'";
 	size_t n = strlen(name);
 
 	if (n >= 1 && n < TOPO_NAME_MAX && isalnum((unsigned char)name[0])) {
@@ -159,8 +160,9 @@ void loader_add_section(struct loader *ld, enum sec_kind kind, int index, const 
 {
 	for (int i = 0; kind != SEC_NODE && kind != SEC_LINK && i < ld->nsecs; i++) {
 		if (ld->secs[i].kind == kind) {
-			loader_fail(ld, ld->line, "[%s]: section already given (line %d; allowed: once)",
-			     hdr, ld->secs[i].line);
+			loader_fail(ld, ld->line,
+				    "[%s]: section already given (line %d; allowed: once)", hdr,
+				    ld->secs[i].line);
 			return;
 		}
 	}
@@ -179,7 +181,7 @@ void loader_declare_node(struct loader *ld, const char *hdr, enum node_kind kind
 	}
 	if (other >= 0) {
 		loader_fail(ld, ld->line, "[%s]: node %s is already declared (line %d)", hdr, name,
-		     t->nodes[other].line);
+			    t->nodes[other].line);
 		return;
 	}
 	t->nodes = loader_grow(t->nodes, t->nnodes, sizeof *t->nodes);
@@ -204,8 +206,8 @@ void loader_declare_link(struct loader *ld, const char *hdr, const char *a, cons
 		return;
 	}
 	if (!strcmp(a, b)) {
-		loader_fail(ld, ld->line, "link: [%s] links %s to itself (allowed: two different nodes)",
-		     hdr, a);
+		loader_fail(ld, ld->line,
+			    "link: [%s] links %s to itself (allowed: two different nodes)", hdr, a);
 		return;
 	}
 	t->links = loader_grow(t->links, t->nlinks, sizeof *t->links);
@@ -232,16 +234,17 @@ static void attach(struct loader *ld, int li, int end)
 	struct topo_node *n = &t->nodes[node];
 
 	if (n->kind != NODE_SWITCH && n->nports > 0) {
-		loader_fail(ld, l->line,
-		     "link: %s %s already has its link (line %d) (allowed: one link: a %s has "
-		     "one port)",
-		     kind_names[n->kind], n->name, t->links[n->ports[0].link].line,
-		     kind_names[n->kind]);
+		loader_fail(
+		    ld, l->line,
+		    "link: %s %s already has its link (line %d) (allowed: one link: a %s has "
+		    "one port)",
+		    kind_names[n->kind], n->name, t->links[n->ports[0].link].line,
+		    kind_names[n->kind]);
 		return;
 	}
 	if (n->nports >= TOPO_MAX_PORTS) {
-		loader_fail(ld, l->line, "link: %s has more than %d ports (allowed: at most %d)", n->name,
-		     TOPO_MAX_PORTS, TOPO_MAX_PORTS);
+		loader_fail(ld, l->line, "link: %s has more than %d ports (allowed: at most %d)",
+			    n->name, TOPO_MAX_PORTS, TOPO_MAX_PORTS);
 		return;
 	}
 	*(end ? &l->b_port : &l->a_port) = n->nports;
@@ -257,10 +260,11 @@ static void connect_links(struct loader *ld)
 		for (int e = 0; e < 2 && !ld->failed; e++) {
 			int node = topology_find(t, ld->ends[i][e]);
 			if (node < 0) {
-				loader_fail(ld, l->line,
-				     "link: unknown node '%s' (allowed: a node declared with "
-				     "[nic NAME], [switch NAME] or [external NAME])",
-				     ld->ends[i][e]);
+				loader_fail(
+				    ld, l->line,
+				    "link: unknown node '%s' (allowed: a node declared with "
+				    "[nic NAME], [switch NAME] or [external NAME])",
+				    ld->ends[i][e]);
 			}
 			*(e ? &l->b : &l->a) = node;
 		}
@@ -291,9 +295,10 @@ static void settle_delay(struct loader *ld, int li)
 		return;
 	}
 	if (a->kind == NODE_NIC && b->kind == NODE_NIC && a->nic.delay != b->nic.delay) {
-		loader_fail(ld, l->line,
-		     "delay: %s and %s have different Delay (allowed: set delay on the link)",
-		     a->name, b->name);
+		loader_fail(
+		    ld, l->line,
+		    "delay: %s and %s have different Delay (allowed: set delay on the link)",
+		    a->name, b->name);
 	} else if (a->kind == NODE_NIC) {
 		l->attrs.delay = a->nic.delay;
 	} else if (b->kind == NODE_NIC) {
@@ -331,10 +336,11 @@ static void check_dscp(struct loader *ld, const struct topo_node *n, const struc
 	node_dscp(ref, rv);
 	for (int i = 0; i < 6; i++) {
 		if (v[i] != rv[i]) {
-			loader_fail(ld, n->line,
-			     "%s: %s's %u differs from %s's %u (allowed: the same codepoints on "
-			     "every NIC and switch, docs/protocol.md §3)",
-			     names[i], n->name, v[i], ref->name, rv[i]);
+			loader_fail(
+			    ld, n->line,
+			    "%s: %s's %u differs from %s's %u (allowed: the same codepoints on "
+			    "every NIC and switch, docs/protocol.md §3)",
+			    names[i], n->name, v[i], ref->name, rv[i]);
 			return;
 		}
 	}
@@ -360,18 +366,20 @@ static void settle_nodes(struct loader *ld)
 		}
 		n->ip = n->nic.ip;
 		if (!n->ip) {
-			loader_fail(ld, n->line, "ip: %s %s has no ip (allowed: a unicast IPv4 address)",
-			     kind_names[n->kind], n->name);
+			loader_fail(ld, n->line,
+				    "ip: %s %s has no ip (allowed: a unicast IPv4 address)",
+				    kind_names[n->kind], n->name);
 		} else if (!n->nports) {
-			loader_fail(ld, n->line, "link: %s %s has no link (allowed: exactly one [link])",
-			     kind_names[n->kind], n->name);
+			loader_fail(ld, n->line,
+				    "link: %s %s has no link (allowed: exactly one [link])",
+				    kind_names[n->kind], n->name);
 		}
 		int other = add_ip(t, i);
 		if (!ld->failed && other >= 0) {
 			char a[16];
 			loader_fail(ld, ld->ip_line[i], "ip: %s is already %s's address (line %d)",
-			     ipv4_format(n->ip, a, sizeof a), t->nodes[other].name,
-			     ld->ip_line[other]);
+				    ipv4_format(n->ip, a, sizeof a), t->nodes[other].name,
+				    ld->ip_line[other]);
 		}
 		if (n->kind == NODE_NIC) {
 			config_nic_resolve(&n->nic);
@@ -433,7 +441,8 @@ static void settle_auto(struct loader *ld)
 			continue;
 		}
 		if (!rtt && !(rtt = topology_fabric_rtt(t))) {
-			loader_fail(ld, n->line, "ConfigBaseRTT: auto needs a path between two NICs");
+			loader_fail(ld, n->line,
+				    "ConfigBaseRTT: auto needs a path between two NICs");
 			return;
 		}
 		t->auto_rtt = rtt;
@@ -488,10 +497,11 @@ static void check_macs(struct loader *ld)
 	for (int i = 0; i < t->nnodes && !ld->failed; i++) {
 		for (int j = 0; j < t->nnodes && ld->mac_line[i]; j++) {
 			if (j != i && !memcmp(t->nodes[i].mac, t->nodes[j].mac, 6)) {
-				loader_fail(ld, ld->mac_line[i],
-				     "mac: already %s's address (allowed: a MAC no other node has; "
-				     "nodes without `mac` have 02:00:00:00:HI:LO, their index + 1)",
-				     t->nodes[j].name);
+				loader_fail(
+				    ld, ld->mac_line[i],
+				    "mac: already %s's address (allowed: a MAC no other node has; "
+				    "nodes without `mac` have 02:00:00:00:HI:LO, their index + 1)",
+				    t->nodes[j].name);
 				break;
 			}
 		}
@@ -508,14 +518,15 @@ static void check_mirrors(struct loader *ld)
 		for (int k = 0; k < n->nmirrors && !ld->failed; k++) {
 			const struct topo_mirror *m = &n->mirrors[k];
 			if (m->port >= n->nports) {
-				loader_fail(ld, m->line, "mirror: %s has no port %d (allowed: 0..%d)",
-				     n->name, m->port, n->nports - 1);
+				loader_fail(ld, m->line,
+					    "mirror: %s has no port %d (allowed: 0..%d)", n->name,
+					    m->port, n->nports - 1);
 			}
 			for (int j = 0; j < k && !ld->failed; j++) {
 				if (n->mirrors[j].port == m->port) {
 					loader_fail(ld, m->line,
-					     "mirror: port %d is already mirrored (line %d)",
-					     m->port, n->mirrors[j].line);
+						    "mirror: port %d is already mirrored (line %d)",
+						    m->port, n->mirrors[j].line);
 				}
 			}
 		}
@@ -532,10 +543,11 @@ static void check_port_kinds(struct loader *ld)
 		for (int e = 0; e < 2; e++) {
 			const struct topo_node *n = &t->nodes[e ? l->b : l->a];
 			if (l->kind[e] != TOPO_PORT_PACKET && n->kind == NODE_EXTERNAL) {
-				loader_fail(ld, l->line,
-				     "ports: %s is an external endpoint, run by no daemon (allowed: "
-				     "packet at its end)",
-				     n->name);
+				loader_fail(
+				    ld, l->line,
+				    "ports: %s is an external endpoint, run by no daemon (allowed: "
+				    "packet at its end)",
+				    n->name);
 				break;
 			}
 		}
@@ -552,7 +564,7 @@ static void require_nic(struct loader *ld)
 		}
 	}
 	loader_fail(ld, ld->line ? ld->line : 1,
-	     "nic: no NIC declared (allowed: at least one [nic NAME])");
+		    "nic: no NIC declared (allowed: at least one [nic NAME])");
 }
 
 static void set_paths(struct topology *t, const char *path)
@@ -590,8 +602,8 @@ struct topology *topology_load(const char *path, char *err, size_t errlen)
 	return topology_load_set(path, NULL, 0, err, errlen);
 }
 
-struct topology *topology_load_set(const char *path, const char *const *sets, int nsets,
-				   char *err, size_t errlen)
+struct topology *topology_load_set(const char *path, const char *const *sets, int nsets, char *err,
+				   size_t errlen)
 {
 	struct topology *t = calloc(1, sizeof *t);
 	struct loader ld = {.t = t, .cur = -1, .err = err, .errlen = errlen};

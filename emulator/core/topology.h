@@ -94,9 +94,9 @@ struct topo_attach {
  * an endpoint; equal sets stored once (a leaf-spine's leaf has one set for
  * every remote leaf), so a switch keeps O(leaves) bytes, not O(nodes). */
 struct topo_routes {
-	uint16_t *to_leaf;		   /* [nleaves] -> sets */
-	uint16_t to_port[TOPO_MAX_PORTS];  /* -> sets; ports to an endpoint */
-	struct topo_ecmp *sets;		   /* sets[0] is empty */
+	uint16_t *to_leaf;		  /* [nleaves] -> sets */
+	uint16_t to_port[TOPO_MAX_PORTS]; /* -> sets; ports to an endpoint */
+	struct topo_ecmp *sets;		  /* sets[0] is empty */
 	int nsets;
 };
 
@@ -124,8 +124,8 @@ struct topology {
 	uint8_t coll_algo[TOPO_COLL_TYPES];
 
 	/* Node names and endpoint addresses, hashed (topology.c). */
-	struct hmap by_name;	/* FNV-1a of the name -> index + 1 */
-	bool name_clash;	/* two names share a hash: look further */
+	struct hmap by_name;	    /* FNV-1a of the name -> index + 1 */
+	bool name_clash;	    /* two names share a hash: look further */
 	struct topo_ip_slot *by_ip; /* open addressing, a power of two */
 	uint32_t ip_mask;
 	/* Routes, computed by topology_routes() (docs/protocol.md §9). */
@@ -145,8 +145,8 @@ struct topology *topology_load(const char *path, char *err, size_t errlen);
  * emulation, nic, switch, link), applied after the file: to [emulation],
  * or to every NIC, switch or link, whatever the file set (docs/cli.md).
  * A bad one: "--set TEXT: reason" in err. */
-struct topology *topology_load_set(const char *path, const char *const *sets, int nsets,
-				   char *err, size_t errlen);
+struct topology *topology_load_set(const char *path, const char *const *sets, int nsets, char *err,
+				   size_t errlen);
 void topology_free(struct topology *t);
 
 int topology_find(const struct topology *t, const char *name);

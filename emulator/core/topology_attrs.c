@@ -40,7 +40,7 @@ static void workload_set_path(struct loader *ld, const struct kv *kv, char *into
 	}
 	if (n < 0 || (size_t)n >= len) {
 		loader_fail(ld, kv->line, "%s: path too long (allowed: %zu characters)", kv->name,
-		     len - 1);
+			    len - 1);
 	}
 }
 
@@ -54,21 +54,24 @@ static void workload_ranks(struct loader *ld, const struct kv *kv)
 	     tok = strtok_r(NULL, " \t", &save)) {
 		int node = topology_find(t, tok);
 		if (node < 0 || t->nodes[node].kind != NODE_NIC) {
-			loader_fail(ld, kv->line, "ranks: '%s' is not a NIC of this topology (allowed: NIC names)",
-			     tok);
+			loader_fail(
+			    ld, kv->line,
+			    "ranks: '%s' is not a NIC of this topology (allowed: NIC names)", tok);
 			break;
 		}
 		for (int r = 0; r < t->nranks; r++) {
 			if (t->ranks[r] == node) {
-				loader_fail(ld, kv->line, "ranks: %s is named twice (allowed: one rank a NIC)",
-				     tok);
+				loader_fail(ld, kv->line,
+					    "ranks: %s is named twice (allowed: one rank a NIC)",
+					    tok);
 			}
 		}
 		t->ranks = loader_grow(t->ranks, t->nranks, sizeof *t->ranks);
 		t->ranks[t->nranks++] = node;
 	}
 	if (!ld->failed && !t->nranks) {
-		loader_fail(ld, kv->line, "ranks: needs a value (allowed: NIC names, rank 0 first)");
+		loader_fail(ld, kv->line,
+			    "ranks: needs a value (allowed: NIC names, rank 0 first)");
 	}
 	free(v);
 }
@@ -95,13 +98,14 @@ static bool workload_algo(struct loader *ld, const struct kv *kv)
 			continue;
 		}
 		for (int v = 1; v < 4; v++) {
-			if (coll_algos[i].values[v] && !strcmp(kv->value, coll_algos[i].values[v])) {
+			if (coll_algos[i].values[v] &&
+			    !strcmp(kv->value, coll_algos[i].values[v])) {
 				ld->t->coll_algo[coll_algos[i].type] = (uint8_t)v;
 				return true;
 			}
 		}
 		loader_fail(ld, kv->line, "%s: '%s' is not an algorithm of it (allowed: ring, %s)",
-		     kv->name, kv->value, coll_algos[i].values[2] ? "direct" : "tree");
+			    kv->name, kv->value, coll_algos[i].values[2] ? "direct" : "tree");
 		return true;
 	}
 	return false;
@@ -122,14 +126,14 @@ static void workload_path(struct loader *ld, const struct kv *kv)
 		workload_ranks(ld, kv);
 	} else {
 		loader_fail(ld, kv->line,
-		     "%s: unknown attribute of [workload] (allowed: file, chakra, ranks, "
-		     "AllReduceAlgorithm, ReduceScatterAlgorithm, AllGatherAlgorithm, "
-		     "BroadcastAlgorithm, ReduceAlgorithm)",
-		     kv->name);
+			    "%s: unknown attribute of [workload] (allowed: file, chakra, ranks, "
+			    "AllReduceAlgorithm, ReduceScatterAlgorithm, AllGatherAlgorithm, "
+			    "BroadcastAlgorithm, ReduceAlgorithm)",
+			    kv->name);
 	}
 	if (!ld->failed && t->workload[0] && t->chakra[0]) {
-		loader_fail(ld, kv->line, "%s: file and chakra are both set (allowed: one workload)",
-		     kv->name);
+		loader_fail(ld, kv->line,
+			    "%s: file and chakra are both set (allowed: one workload)", kv->name);
 	}
 }
 
@@ -221,8 +225,10 @@ static void link_ports(struct loader *ld, const struct kv *kv, struct topo_link 
 		if (e == 1)
 			return;
 	}
-	loader_fail(ld, kv->line, "ports: '%s' is not two port kinds (allowed: packet, tap or dpdk for "
-			   "each end, e.g. ports = tap packet)", kv->value);
+	loader_fail(ld, kv->line,
+		    "ports: '%s' is not two port kinds (allowed: packet, tap or dpdk for "
+		    "each end, e.g. ports = tap packet)",
+		    kv->value);
 }
 
 /* A node attribute line, checked against a scratch copy now (so errors come
@@ -237,11 +243,12 @@ static void check_node_attr(struct loader *ld, const struct kv *kv, const struct
 
 	if (n->kind == NODE_SWITCH && !strcmp(kv->name, "mirror")) {
 		if (!parse_mirror(kv->value, &m)) {
-			loader_fail(ld, kv->line,
-			     "mirror: '%s' is not PORT -> IFNAME[@NETNS] (allowed: a port number, "
-			     "an interface name of 1..15 letters, digits, '-', '_' or '.', a "
-			     "namespace name)",
-			     kv->value);
+			loader_fail(
+			    ld, kv->line,
+			    "mirror: '%s' is not PORT -> IFNAME[@NETNS] (allowed: a port number, "
+			    "an interface name of 1..15 letters, digits, '-', '_' or '.', a "
+			    "namespace name)",
+			    kv->value);
 		}
 	} else if (n->kind == NODE_SWITCH) {
 		set_or_fail(ld, kv, ATTR_SWITCH, &sw);
@@ -249,14 +256,15 @@ static void check_node_attr(struct loader *ld, const struct kv *kv, const struct
 		set_or_fail(ld, kv, ATTR_NIC, &nic);
 	} else if (!strcmp(kv->name, "mac")) {
 		if (!parse_mac(kv->value, mac)) {
-			loader_fail(ld, kv->line,
-			     "mac: '%s' is not a unicast MAC address (allowed: six hex bytes "
-			     "aa:bb:cc:dd:ee:ff, multicast bit clear, not all zeros)",
-			     kv->value);
+			loader_fail(
+			    ld, kv->line,
+			    "mac: '%s' is not a unicast MAC address (allowed: six hex bytes "
+			    "aa:bb:cc:dd:ee:ff, multicast bit clear, not all zeros)",
+			    kv->value);
 		}
 	} else {
 		loader_fail(ld, kv->line, "%s: unknown attribute of [external] (allowed: ip, mac)",
-		     kv->name);
+			    kv->name);
 	}
 }
 
@@ -285,7 +293,8 @@ void loader_check_attributes(struct loader *ld)
 			break;
 		case SEC_NIC_DEFAULTS:
 			if (!strcmp(kv->name, "ip")) {
-				loader_fail(ld, kv->line, "ip: is per node (allowed: in [nic NAME])");
+				loader_fail(ld, kv->line,
+					    "ip: is per node (allowed: in [nic NAME])");
 			} else {
 				set_or_fail(ld, kv, ATTR_NIC, &ld->nic_def);
 			}
@@ -333,8 +342,9 @@ void loader_apply_node_attributes(struct loader *ld)
 		struct topo_node *n = &t->nodes[s->index];
 		if (n->kind == NODE_SWITCH && !strcmp(kv->name, "mirror")) {
 			if (n->nmirrors == TOPO_MIRROR_MAX) {
-				loader_fail(ld, kv->line, "mirror: more than %d on %s (allowed: %d)",
-				     TOPO_MIRROR_MAX, n->name, TOPO_MIRROR_MAX);
+				loader_fail(ld, kv->line,
+					    "mirror: more than %d on %s (allowed: %d)",
+					    TOPO_MIRROR_MAX, n->name, TOPO_MIRROR_MAX);
 				break;
 			}
 			struct topo_mirror *m = &n->mirrors[n->nmirrors++];

@@ -60,8 +60,8 @@ static bool drop_option(const char *tok, struct drop_rule *r, char *why, size_t 
 		*field = v;
 		return true;
 	}
-	snprintf(why, wlen, "unknown option '%s' (allowed: psn=N, rtx=0|1, tx=1, msn=N, count=N|all)",
-		 tok);
+	snprintf(why, wlen,
+		 "unknown option '%s' (allowed: psn=N, rtx=0|1, tx=1, msn=N, count=N|all)", tok);
 	return false;
 }
 

@@ -56,10 +56,11 @@ static void section_start(struct loader *ld, char *line)
 		static const char *const kinds[] = {"emulation", "nic",	 "switch",
 						    "external",	 "link", "workload"};
 		const char *near = n ? config_closest(w[0], kinds, 6) : NULL;
-		loader_fail(ld, ld->line,
-		     "[%s]: unknown section (%s%s%sallowed: emulation, nic, switch, nic NAME, "
-		     "switch NAME, external NAME, link A B, workload)",
-		     hdr, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+		loader_fail(
+		    ld, ld->line,
+		    "[%s]: unknown section (%s%s%sallowed: emulation, nic, switch, nic NAME, "
+		    "switch NAME, external NAME, link A B, workload)",
+		    hdr, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
 	}
 }
 
@@ -108,9 +109,9 @@ static char *read_line(char *str, int num, void *stream)
 	strip_comment(p);
 	if (strlen(p) + 2 > (size_t)num) {
 		loader_fail(ld, ld->line,
-		     "line: too long (allowed: at most %d characters; split "
-		     "`drop` or `down` over several lines)",
-		     num - 2);
+			    "line: too long (allowed: at most %d characters; split "
+			    "`drop` or `down` over several lines)",
+			    num - 2);
 		return NULL;
 	}
 	if (*p == '[') {
@@ -129,9 +130,9 @@ static int on_attribute(void *user, const char *section, const char *name, const
 	(void)section;
 	if (ld->cur < 0) {
 		loader_fail(ld, ld->line,
-		     "%s: outside any section (allowed: after [emulation], [nic], "
-		     "[switch], [nic NAME], [link A B], ...)",
-		     name);
+			    "%s: outside any section (allowed: after [emulation], [nic], "
+			    "[switch], [nic NAME], [link A B], ...)",
+			    name);
 		return 0;
 	}
 	/* `down`, `drop` and `mirror` add to what is set; anything else given
@@ -139,8 +140,9 @@ static int on_attribute(void *user, const char *section, const char *name, const
 	for (int i = ld->nkvs - 1; i >= 0 && ld->kvs[i].sec == ld->cur; i--) {
 		if (!strcmp(ld->kvs[i].name, name) && strcmp(name, "down") &&
 		    strcmp(name, "drop") && strcmp(name, "mirror")) {
-			loader_fail(ld, ld->line, "%s: set twice in this section (line %d; allowed: once)",
-			     name, ld->kvs[i].line);
+			loader_fail(ld, ld->line,
+				    "%s: set twice in this section (line %d; allowed: once)", name,
+				    ld->kvs[i].line);
 			return 0;
 		}
 	}
@@ -165,8 +167,8 @@ void loader_read_file(struct loader *ld)
 
 /* One `--set SECTION.ATTRIBUTE=VALUE`: its scope, and the attribute and
  * value in buf.  False with the reason in why. */
-static bool set_split(const char *text, enum attr_scope *scope, char *buf, size_t len,
-		      char **name, char **value, char *why, size_t whylen)
+static bool set_split(const char *text, enum attr_scope *scope, char *buf, size_t len, char **name,
+		      char **value, char *why, size_t whylen)
 {
 	static const char *const sections[] = {"emulation", "nic", "switch", "link"};
 	char *dot, *eq;
@@ -188,13 +190,14 @@ static bool set_split(const char *text, enum attr_scope *scope, char *buf, size_
 			return true;
 		}
 	near = config_closest(buf, sections, 4);
-	snprintf(why, whylen, "unknown section '%.40s' (%s%s%sallowed: emulation, nic, switch, link)",
-		 buf, near ? "did you mean " : "", near ? near : "", near ? "? " : "");
+	snprintf(why, whylen,
+		 "unknown section '%.40s' (%s%s%sallowed: emulation, nic, switch, link)", buf,
+		 near ? "did you mean " : "", near ? near : "", near ? "? " : "");
 	return false;
 }
 
-static bool set_one(struct topology *t, struct loader *ld, enum attr_scope scope,
-		    const char *name, const char *value, char *why, size_t len)
+static bool set_one(struct topology *t, struct loader *ld, enum attr_scope scope, const char *name,
+		    const char *value, char *why, size_t len)
 {
 	bool ok = true;
 
@@ -209,7 +212,8 @@ static bool set_one(struct topology *t, struct loader *ld, enum attr_scope scope
 		break;
 	case ATTR_NIC:
 	case ATTR_SWITCH:
-		ok = config_set(scope, scope == ATTR_NIC ? (void *)&ld->nic_def : (void *)&ld->sw_def,
+		ok = config_set(scope,
+				scope == ATTR_NIC ? (void *)&ld->nic_def : (void *)&ld->sw_def,
 				name, value, why, len);
 		for (int i = 0; ok && i < t->nnodes; i++) {
 			struct topo_node *n = &t->nodes[i];
@@ -240,8 +244,7 @@ void loader_apply_sets(struct loader *ld, const char *const *sets, int nsets)
 		return;
 	}
 	for (int i = 0; i < nsets && !ld->failed; i++) {
-		if (set_split(sets[i], &scope, buf, sizeof(buf), &name, &value, why,
-			      sizeof(why)) &&
+		if (set_split(sets[i], &scope, buf, sizeof(buf), &name, &value, why, sizeof(why)) &&
 		    set_one(ld->t, ld, scope, name, value, why, sizeof(why)))
 			continue;
 		snprintf(ld->err, ld->errlen, "--set %.200s: %s", sets[i], why);

@@ -214,8 +214,8 @@ bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len)
 			snprintf(why, len,
 				 "link: the path from %s to %s crosses %d switches (allowed: at "
 				 "most %d: frames leave with TTL %d and each switch takes one)",
-				 t->nodes[bad].name, t->nodes[first[leaf]].name,
-				 dist[bad], ROUTE_MAX_SWITCHES, WIRE_TTL);
+				 t->nodes[bad].name, t->nodes[first[leaf]].name, dist[bad],
+				 ROUTE_MAX_SWITCHES, WIRE_TTL);
 		} else if ((bad = leaf_sets(t, seen, leaf, node, dist)) >= 0) {
 			snprintf(why, len, "link: %s has more than %d different ECMP sets",
 				 t->nodes[bad].name, UINT16_MAX + 1);

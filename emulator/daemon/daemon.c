@@ -138,8 +138,7 @@ static bool promise_due(const struct daemon *d, const struct daemon_port *port, 
 		return p > port->promised;
 	if (p > port->promised && port->promised < port->want_in + horizon)
 		return true;
-	return (d->want > port->want_sent ||
-		(d->end_bound > port->end_sent && daemon_idle(d))) &&
+	return (d->want > port->want_sent || (d->end_bound > port->end_sent && daemon_idle(d))) &&
 	       port->promise_in <= d->want;
 }
 

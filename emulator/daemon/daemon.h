@@ -29,11 +29,11 @@
 
 #include "core/events.h"
 #include "core/link.h"
-#include "port.h"
 #include "core/records.h"
 #include "core/time.h"
 #include "core/topology.h"
 #include "core/wire.h"
+#include "port.h"
 
 struct capture;
 struct daemon;
@@ -123,7 +123,7 @@ bool daemon_cmd_parse(const char *line, struct daemon_cmd *c, char *err, size_t 
  * failed) and receives (done = RECV_COMPLETE). */
 struct daemon_progress {
 	uint64_t sends_finished, sends, receives_done, receives;
-	ps_t last_done; /* the last completion or failure (docs/promises.md, One end) */
+	ps_t last_done;	    /* the last completion or failure (docs/promises.md, One end) */
 	uint64_t rx_failed; /* receives that failed here (a QP evicted): `failures` */
 };
 
@@ -203,9 +203,9 @@ struct daemon_port {
 	struct daemon *d;
 	int index;
 	char ifname[128]; /* "p0", "tap:p0", "dpdk:DEVARGS" */
-	struct port *io; /* NULL until daemon_open_io (and in tests) */
-	int peer;	 /* topology node at the far end */
-	bool stamped;	 /* the peer is an mrcemu daemon: trailers */
+	struct port *io;  /* NULL until daemon_open_io (and in tests) */
+	int peer;	  /* topology node at the far end */
+	bool stamped;	  /* the peer is an mrcemu daemon: trailers */
 	/* a switch's port by which nothing that came in on it leaves: its
 	 * promise waits not for its own peer's (docs/promises.md, Lookahead) */
 	bool own_ignored;
@@ -213,18 +213,18 @@ struct daemon_port {
 	uint32_t rx_id;	 /* receiving port of rule 16: node x 64 + port */
 	uint64_t rx_seq; /* frames received: the link's frame sequence */
 	/* promises (docs/promises.md) */
-	ps_t promise_in;	 /* the least arrival still possible here (promises, grants) */
-	ps_t promise_peer;	 /* the peer's own latest promise (or a stamp's) */
-	ps_t want_in;		 /* the peer's latest want (0: none) */
-	ps_t want_sent;		 /* ours, as last sent to the peer */
-	ps_t end_sent;		 /* our end bound, as last sent to the peer */
-	ps_t promised;		 /* ours to the peer, sent or implied by a stamp */
-	ps_t ser_min;		 /* a minimum frame at the link's rate */
-	uint32_t tx_link_seq;	 /* sequence number of the next frame we send */
-	uint32_t rx_link_seq;	 /* the one we expect next */
+	ps_t promise_in;      /* the least arrival still possible here (promises, grants) */
+	ps_t promise_peer;    /* the peer's own latest promise (or a stamp's) */
+	ps_t want_in;	      /* the peer's latest want (0: none) */
+	ps_t want_sent;	      /* ours, as last sent to the peer */
+	ps_t end_sent;	      /* our end bound, as last sent to the peer */
+	ps_t promised;	      /* ours to the peer, sent or implied by a stamp */
+	ps_t ser_min;	      /* a minimum frame at the link's rate */
+	uint32_t tx_link_seq; /* sequence number of the next frame we send */
+	uint32_t rx_link_seq; /* the one we expect next */
 	uint64_t promises_tx, promises_rx;
 	struct capture *cap;
-	struct port *mirror; /* copies of this port's frames (daemon_mirror.c) */
+	struct port *mirror;		 /* copies of this port's frames (daemon_mirror.c) */
 	struct pkt *ext_head, *ext_tail; /* frames waiting for their wall time */
 	uint64_t tx_frames;		 /* frames handed over (also without a port) */
 	uint64_t tx_build_failed;
@@ -277,7 +277,7 @@ struct daemon {
 	 * event at or after what it knows of T_end (end_known), so none runs
 	 * past T_end. */
 	bool conducted;
-	ps_t want;	 /* what this daemon needs its promises above (0: nothing) */
+	ps_t want;	/* what this daemon needs its promises above (0: nothing) */
 	ps_t end_known; /* T_end is above this: from grants and peers' end bounds */
 	ps_t end_bound; /* what it tells its peers T_end is at least (daemon_end_bound) */
 	ps_t until;	/* `run --until` at max: no event after it runs (0: none) */

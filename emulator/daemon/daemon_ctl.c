@@ -10,8 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "core/wire.h"
+#include "daemon.h"
 
 /* ---- parsing --------------------------------------------------------------- */
 
@@ -247,10 +247,10 @@ static void status(struct daemon *d, char *reply, size_t len)
 	    (unsigned long long)d->violations, (unsigned long long)d->late.max,
 	    (unsigned long long)d->floor, (unsigned long long)d->busy_until,
 	    (unsigned long long)pr.last_done, daemon_idle(d), (unsigned long long)events_next(d->q),
-	    (unsigned long long)(d->ran_any ? d->run_time : 0),
-	    (unsigned long long)pr.rx_failed, (unsigned long long)d->vc.epoch_ns,
-	    (unsigned long long)d->cmds,
-	    (unsigned long long)(d->done_mono > d->vc.epoch_ns ? d->done_mono - d->vc.epoch_ns : 0));
+	    (unsigned long long)(d->ran_any ? d->run_time : 0), (unsigned long long)pr.rx_failed,
+	    (unsigned long long)d->vc.epoch_ns, (unsigned long long)d->cmds,
+	    (unsigned long long)(d->done_mono > d->vc.epoch_ns ? d->done_mono - d->vc.epoch_ns
+							       : 0));
 	if (n > 0 && (size_t)n < len)
 		status_links(d, reply + n, len - (size_t)n);
 }

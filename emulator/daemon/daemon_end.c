@@ -11,8 +11,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "pcap/capture.h"
 #include "host/samples.h"
+#include "pcap/capture.h"
 
 /* ---- lateness histogram ---------------------------------------------------- */
 

@@ -9,12 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "core/wire.h"
+#include "daemon.h"
 
 /* Frames that are the daemons' own business, not the link's. */
 #define MIRROR_ETHERTYPE_PROMISE 0x88B5
-#define MIRROR_MIN_FRAME 60 /* Ethernet minimum without FCS */
+#define MIRROR_MIN_FRAME	 60 /* Ethernet minimum without FCS */
 
 bool daemon_mirrors_open(struct daemon *d)
 {

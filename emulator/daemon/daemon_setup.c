@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcap/capture.h"
 #include "daemon.h"
 #include "host/samples.h"
+#include "pcap/capture.h"
 
 const char DAEMON_LATENESS_HEADER[] =
     "node,frames,stamped,violations,late_p50_ns,late_p99_ns,late_max_ns,wake_p50_ns,"
@@ -26,13 +26,16 @@ static int bad_arg(FILE *err, const char *prog, const char *msg, const char *wha
 int daemon_parse_args(struct daemon_args *a, const char *prog, const char *usage, int argc,
 		      char **argv, FILE *out, FILE *err)
 {
-	static const struct option opts[] = {
-	    {"topology", required_argument, NULL, 't'}, {"node", required_argument, NULL, 'n'},
-	    {"port", required_argument, NULL, 'p'},	{"ctl", required_argument, NULL, 'C'},
-	    {"out", required_argument, NULL, 'o'},	{"capture", no_argument, NULL, 'c'},
-	    {"set", required_argument, NULL, 's'},
-	    {"sample-interval", required_argument, NULL, 'S'},
-	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"topology", required_argument, NULL, 't'},
+					     {"node", required_argument, NULL, 'n'},
+					     {"port", required_argument, NULL, 'p'},
+					     {"ctl", required_argument, NULL, 'C'},
+					     {"out", required_argument, NULL, 'o'},
+					     {"capture", no_argument, NULL, 'c'},
+					     {"set", required_argument, NULL, 's'},
+					     {"sample-interval", required_argument, NULL, 'S'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	char why[128];
 	int c;
 

@@ -23,8 +23,7 @@
 struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *err, size_t errlen)
 {
 	(void)rx;
-	snprintf(err, errlen, "port dpdk:%s: mrcemu was built without DPDK (make DPDK=1)",
-		 devargs);
+	snprintf(err, errlen, "port dpdk:%s: mrcemu was built without DPDK (make DPDK=1)", devargs);
 	return NULL;
 }
 
@@ -119,7 +118,8 @@ static void dp_flush(struct port *p)
 	unsigned sent = 0, tries = 0;
 
 	while (sent < d->tx_count && tries++ < DPDK_TX_TRIES) {
-		sent += rte_eth_tx_burst(d->port_id, 0, d->tx + sent, (uint16_t)(d->tx_count - sent));
+		sent +=
+		    rte_eth_tx_burst(d->port_id, 0, d->tx + sent, (uint16_t)(d->tx_count - sent));
 		if (sent < d->tx_count) {
 			p->stats.tx_retries++;
 			sched_yield();
@@ -190,7 +190,7 @@ static struct rte_mempool *dpdk_pool;
 static bool eal_start(char *err, size_t errlen)
 {
 	static bool started;
-	char *argv[] = {"mrcemu",	  "--no-huge",	"--no-shconf", "--no-pci",
+	char *argv[] = {"mrcemu",	  "--no-huge",	 "--no-shconf", "--no-pci",
 			"--no-telemetry", "--log-level", "error",	NULL};
 	cpu_set_t cpus;
 
@@ -261,7 +261,8 @@ struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *e
 
 	if (!d || n == 0 || n >= sizeof(name)) {
 		snprintf(err, errlen, "port dpdk:%s: %s", devargs,
-			 d ? "needs a device name (e.g. net_af_packet0,iface=v0)" : "out of memory");
+			 d ? "needs a device name (e.g. net_af_packet0,iface=v0)"
+			   : "out of memory");
 		free(d);
 		return NULL;
 	}

@@ -188,8 +188,8 @@ static void run_steps(struct cx_node *n, ps_t now)
 		       (uint32_t)rk->r->msgs[k].step < n->step)
 			k++;
 		n->pending = 0;
-		for (; k < end && (rk->r->msgs[k].step < 0 ||
-				   (uint32_t)rk->r->msgs[k].step == n->step);
+		for (; k < end &&
+		       (rk->r->msgs[k].step < 0 || (uint32_t)rk->r->msgs[k].step == n->step);
 		     k++) {
 			struct cx_msg *s = &rk->msgs[k];
 			if (rk->r->msgs[k].send) {
@@ -415,7 +415,8 @@ static void node_row(struct csv *c, const struct cx_rank *rk, uint32_t i)
 	csv_u64(c, (uint64_t)rk->r->rank);
 	csv_u64(c, cn->id);
 	csv_str(c, cn->name);
-	csv_str(c, cn->type == CHAKRA_COLL ? chakra_coll_name(cn->coll) : chakra_type_name(cn->type));
+	csv_str(c,
+		cn->type == CHAKRA_COLL ? chakra_coll_name(cn->coll) : chakra_type_name(cn->type));
 	cell_time(c, n->state != CX_WAITING, n->start);
 	cell_time(c, n->state == CX_DONE, n->end);
 	if (p2p)
@@ -442,7 +443,8 @@ static void step_row(struct csv *c, const struct cx_rank *rk, uint32_t k)
 	csv_str(c, rk->r->nodes[m->node].name);
 	csv_str(c, m->send ? "COMM_SEND" : "COMM_RECV");
 	cell_time(c, s->begun, s->begin);
-	cell_time(c, s->begun && (m->send ? s->done : s->arrived), s->end > s->begin ? s->end : s->begin);
+	cell_time(c, s->begun && (m->send ? s->done : s->arrived),
+		  s->end > s->begin ? s->end : s->begin);
 	csv_u64(c, m->id);
 	csv_u64(c, (uint64_t)m->step);
 	csv_u64(c, (uint64_t)m->peer);
@@ -574,8 +576,8 @@ void chakra_exec_report(const struct chakra_exec *x, FILE *out)
 			blocked += rk->nodes[i].state == CX_WAITING;
 		}
 		if (blocked)
-			fprintf(out, "chakra: rank %d %s: %u more nodes wait for those\n", rk->r->rank,
-				rk->r->path, blocked);
+			fprintf(out, "chakra: rank %d %s: %u more nodes wait for those\n",
+				rk->r->rank, rk->r->path, blocked);
 	}
 }
 

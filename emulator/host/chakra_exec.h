@@ -17,11 +17,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "nicd/nic.h"
 #include "chakra/chakra.h"
 #include "core/events.h"
 #include "core/hmap.h"
 #include "core/records.h"
+#include "nicd/nic.h"
 
 struct chakra_exec;
 struct cx_rank;
@@ -69,7 +69,7 @@ struct chakra_exec {
 	struct events *q;
 	struct nic *(*nic_of)(void *ctx, int node);
 	void *ctx;
-	struct cx_rank *ranks;	/* [tr->nloaded] */
+	struct cx_rank *ranks;	  /* [tr->nloaded] */
 	struct cx_rank **by_node; /* topology node -> its rank, or NULL */
 	struct hmap rank_by_ip;	  /* NIC address -> rank + 1 */
 	uint64_t nodes, nodes_done;

@@ -221,8 +221,9 @@ static struct driver_msg *track_received(struct driver *d, const struct nic_msg_
 
 	if (src < 0 || dst < 0)
 		return NULL;
-	m = track(d, d->t->nodes[src].kind == NODE_EXTERNAL ? DRIVER_SOURCE_EXTERNAL
-							     : DRIVER_SOURCE_UNKNOWN,
+	m = track(d,
+		  d->t->nodes[src].kind == NODE_EXTERNAL ? DRIVER_SOURCE_EXTERNAL
+							 : DRIVER_SOURCE_UNKNOWN,
 		  i->msg_id, src, dst, i->bytes);
 	if (m)
 		d->receives++;

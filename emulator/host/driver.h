@@ -12,12 +12,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "nicd/nic.h"
 #include "core/events.h"
 #include "core/hmap.h"
 #include "core/records.h"
 #include "core/topology.h"
 #include "core/workload.h"
+#include "nicd/nic.h"
 
 struct driver;
 
@@ -70,8 +70,8 @@ struct driver {
 	int node; /* -1: every NIC */
 	struct nic *(*nic_of)(void *ctx, int node);
 	void *ctx;
-	struct driver_msg *msgs;	  /* the workload's, in its order */
-	struct driver_msg **extra;	  /* then the others, as they appear */
+	struct driver_msg *msgs;   /* the workload's, in its order */
+	struct driver_msg **extra; /* then the others, as they appear */
 	size_t nextra;
 	struct hmap by_id;		  /* workload id -> msg (ids are unique) */
 	struct hmap extra_by_key;	  /* (source node, id) -> msg: a message

@@ -72,8 +72,7 @@ static double load_estimate(const struct topology *t, const struct workload *w)
 	return most;
 }
 
-ps_t samples_interval(const struct topology *t, const struct workload *w, ps_t until,
-		      bool report)
+ps_t samples_interval(const struct topology *t, const struct workload *w, ps_t until, bool report)
 {
 	ps_t set = t->emu.sample_interval, step = PS_PER_NS;
 	double run = (double)until;

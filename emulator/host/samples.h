@@ -37,8 +37,7 @@ extern const char SAMPLES_HEADER[];
  * its sender's DataRate after its post time and dependencies, and the
  * bytes each NIC sends or receives at its rate), rounded down to 1, 2 or 5
  * times a power of ten picoseconds, 1 ns at least. */
-ps_t samples_interval(const struct topology *t, const struct workload *w, ps_t until,
-		      bool report);
+ps_t samples_interval(const struct topology *t, const struct workload *w, ps_t until, bool report);
 
 /* A sampler writing to c every `interval` on q; NULL when out of memory. */
 struct samples *samples_new(struct events *q, struct csv *c, ps_t interval);

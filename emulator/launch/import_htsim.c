@@ -113,8 +113,9 @@ static bool topo_read(const char *file, struct htsim_topo *t, FILE *err)
 		if (!strcmp(key, "Tier")) {
 			uint64_t n;
 			if (!parse_u64(val, &n) || n > 1)
-				ok = fail(err, file, line, "Tier: '%s' (allowed: 0 or 1, two tiers)",
-					  val ? val : "");
+				ok =
+				    fail(err, file, line, "Tier: '%s' (allowed: 0 or 1, two tiers)",
+					 val ? val : "");
 			else
 				tier = (int)n, t->tier[n].seen = true;
 		} else {
@@ -146,7 +147,8 @@ static bool topo_check(const char *file, const struct htsim_topo *t, FILE *err)
 			    " leaves for %" PRIu64 " leaves (allowed: every leaf to every spine)",
 			    t0->radix_up, t1->radix_down, t->nodes / t0->radix_down);
 	if (t0->switch_latency_ns || t1->switch_latency_ns)
-		return fail(err, file, 0, "Switch_Latency_ns: mrcemu's switches add none (allowed: 0)");
+		return fail(err, file, 0,
+			    "Switch_Latency_ns: mrcemu's switches add none (allowed: 0)");
 	if (t0->oversubscribed > 1)
 		return fail(err, file, 0, "Oversubscribed: %" PRIu64 " (allowed: 1)",
 			    t0->oversubscribed);
@@ -189,8 +191,9 @@ static bool write_topology(FILE *f, const char *name, const char *workload,
 	for (uint64_t s = 0; s < spines; s++)
 		fprintf(f, "[switch spine%" PRIu64 "]\n", s);
 	for (uint64_t h = 0; h < t->nodes; h++)
-		fprintf(f, "[link h%" PRIu64 " leaf%" PRIu64 "]\nrate = %" PRIu64 "Gbps\ndelay = %" PRIu64
-			   "ns\n",
+		fprintf(f,
+			"[link h%" PRIu64 " leaf%" PRIu64 "]\nrate = %" PRIu64
+			"Gbps\ndelay = %" PRIu64 "ns\n",
 			h, h / k, t0->gbps, t0->latency_ns);
 	for (uint64_t l = 0; l < leaves; l++)
 		for (uint64_t s = 0; s < spines; s++)
@@ -228,16 +231,16 @@ static bool cm_flow(char *buf, const char *file, int line, uint64_t hosts, FILE 
 		return fail(err, file, line, "not SRC->DST id ID start T size BYTES");
 	if (src >= hosts || dst >= hosts || src == dst)
 		return fail(err, file, line,
-			    "%" PRIu64 "->%" PRIu64 ": hosts (allowed: two different hosts 0..%" PRIu64
-			    ")",
+			    "%" PRIu64 "->%" PRIu64
+			    ": hosts (allowed: two different hosts 0..%" PRIu64 ")",
 			    src, dst, hosts - 1);
 	if (!id || id > NIC_MAX_MSG_ID)
 		return fail(err, file, line, "id: %" PRIu64 " (allowed: 1..%llu)", id,
 			    (unsigned long long)NIC_MAX_MSG_ID);
 	if (size > UINT32_MAX)
 		return fail(err, file, line, "size: %" PRIu64 " (allowed: 0..4294967295)", size);
-	fprintf(out, "%" PRIu64 ",%" PRIu64 "ps,h%" PRIu64 ",h%" PRIu64 ",%" PRIu64 ",\n", id, start,
-		src, dst, size);
+	fprintf(out, "%" PRIu64 ",%" PRIu64 "ps,h%" PRIu64 ",h%" PRIu64 ",%" PRIu64 ",\n", id,
+		start, src, dst, size);
 	return true;
 }
 
@@ -259,7 +262,8 @@ static bool write_workload(const char *file, uint64_t hosts, FILE *out, FILE *er
 		if (!strncmp(buf, "Nodes ", 6)) {
 			if (!parse_u64(strtok(buf + 6, " \t\r\n"), &n) || n > hosts)
 				ok = fail(err, file, line,
-					  "Nodes: more than the topology's %" PRIu64 " hosts", hosts);
+					  "Nodes: more than the topology's %" PRIu64 " hosts",
+					  hosts);
 		} else if (strncmp(buf, "Connections ", 12)) {
 			ok = cm_flow(buf, file, line, hosts, out, err);
 		}

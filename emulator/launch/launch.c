@@ -487,11 +487,8 @@ static void conductor_detach(struct launch *l, int ready)
  * the daemons (`down` deletes the rest). */
 static int conductor(const struct launch_options *o, FILE *out, FILE *report, int ready)
 {
-	struct launch l = {.cmd = "up",
-			   .report = report,
-			   .sigfd = -1,
-			   .conductor = true,
-			   .paused = o->paused};
+	struct launch l = {
+	    .cmd = "up", .report = report, .sigfd = -1, .conductor = true, .paused = o->paused};
 	unsigned char byte;
 	int rc;
 

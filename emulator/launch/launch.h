@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 #include "core/outcome.h"
-#include "core/topology.h"
 #include "core/time.h"
+#include "core/topology.h"
 
 /* --scale max: no pacing, the daemons run as fast as their promises allow
  * (docs/promises.md). */
@@ -27,33 +27,33 @@ bool launch_exe_dir(char *buf, size_t len);
 #define LAUNCH_RUN_ROOT "/run/mrcemu"
 
 struct launch_options {
-	const char *topology; /* the topology file */
-	const char *name;     /* NULL: the topology's [emulation] name */
-	const char *outdir;   /* NULL: out/<emulation name> */
-	bool capture;	      /* pcaps of every port (also `capture = on`) */
-	uint64_t scale;	      /* wall ns per virtual ns; 0: the default;
-				 LAUNCH_SCALE_MAX: as fast as promises allow */
-	ps_t until;	      /* 0: the topology's, else until the workload ends */
-	bool quiet;	      /* no progress line */
-	bool paused;	      /* up: start nothing until `mrcemu ctl start` */
+	const char *topology;		 /* the topology file */
+	const char *name;		 /* NULL: the topology's [emulation] name */
+	const char *outdir;		 /* NULL: out/<emulation name> */
+	bool capture;			 /* pcaps of every port (also `capture = on`) */
+	uint64_t scale;			 /* wall ns per virtual ns; 0: the default;
+					    LAUNCH_SCALE_MAX: as fast as promises allow */
+	ps_t until;			 /* 0: the topology's, else until the workload ends */
+	bool quiet;			 /* no progress line */
+	bool paused;			 /* up: start nothing until `mrcemu ctl start` */
 	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE, also given to
 					    every daemon */
 	int nsets;
-	bool report;	      /* a report will be written: samples.csv at SampleInterval */
+	bool report; /* a report will be written: samples.csv at SampleInterval */
 };
 
 /* What a run did, for the summary and for tests. */
 struct launch_result {
 	struct run_outcome o;
-	ps_t end; /* virtual time when the daemons were stopped */
-	uint64_t scale; /* LAUNCH_SCALE_MAX: max */
-	uint64_t frames, stamped, violations;		/* over every daemon */
-	uint64_t promises, promise_waits, wait_ns;	/* over every daemon */
-	uint64_t grants; /* idle fabrics the launcher granted on (max) */
+	ps_t end;				   /* virtual time when the daemons were stopped */
+	uint64_t scale;				   /* LAUNCH_SCALE_MAX: max */
+	uint64_t frames, stamped, violations;	   /* over every daemon */
+	uint64_t promises, promise_waits, wait_ns; /* over every daemon */
+	uint64_t grants;			   /* idle fabrics the launcher granted on (max) */
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* the worst daemon's */
 	double wall_seconds;
-	uint64_t run_ns; /* wall time from start to the end of the workload */
-	bool merged; /* the run ended and its records were merged */
+	uint64_t run_ns;	   /* wall time from start to the end of the workload */
+	bool merged;		   /* the run ended and its records were merged */
 	char chakra_summary[4096]; /* a Chakra workload: nodes finished, rank finish */
 	char outdir[4096];
 };

@@ -236,8 +236,7 @@ static int down_one(const char *name, FILE *out, FILE *report)
 	merged = merge_records(&m, out, report);
 	logs = keep_logs(&m);
 	if (orphan)
-		fprintf(out,
-			"its launcher (pid %d) was gone: %s; %d daemon logs kept in %s/log/\n",
+		fprintf(out, "its launcher (pid %d) was gone: %s; %d daemon logs kept in %s/log/\n",
 			(int)m.launcher,
 			merged ? "the records its daemons wrote are merged"
 			       : "its records could not be merged",
@@ -454,7 +453,7 @@ static int find_paused(const char *topology, const char *name, char *rundir, siz
 		}
 		snprintf(rundir, len, "%s/%s", LAUNCH_RUN_ROOT, name);
 		n = snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir) <
-			    (int)sizeof(path) &&
+			(int)sizeof(path) &&
 		    exists(path);
 	} else if (topology) {
 		if (!(t = topology_load(topology, err, sizeof(err)))) {
@@ -464,7 +463,7 @@ static int find_paused(const char *topology, const char *name, char *rundir, siz
 		snprintf(rundir, len, "%s/%s", LAUNCH_RUN_ROOT, t->emu.name);
 		topology_free(t);
 		n = snprintf(path, sizeof(path), "%s/" LAUNCH_PAUSED_FILE, rundir) <
-			    (int)sizeof(path) &&
+			(int)sizeof(path) &&
 		    exists(path);
 	} else if ((dir = opendir(LAUNCH_RUN_ROOT))) {
 		while ((e = readdir(dir)) != NULL) {

@@ -406,7 +406,8 @@ static bool started(struct launch *l)
 		if (l->d[i].pid <= 0)
 			continue;
 		if (!launch_status_poll(l, i, "status", reply, sizeof(reply)) ||
-		    strcmp(l->d[i].state, "running") || !launch_reply_u64(reply, "epoch_ns", &epoch))
+		    strcmp(l->d[i].state, "running") ||
+		    !launch_reply_u64(reply, "epoch_ns", &epoch))
 			return false;
 	}
 	l->clock.epoch_ns = epoch;
@@ -462,7 +463,8 @@ int launch_conduct(struct launch *l)
 		/* At rest with a scale, the next round holds at the clock as it
 		 * will be then, no further than the earliest next event. */
 		l->hold = !l->max && l->quiet;
-		l->hold_at = vclock_at(&l->clock, launch_mono_ns() + (uint64_t)wait_ms * 1000000ULL);
+		l->hold_at =
+		    vclock_at(&l->clock, launch_mono_ns() + (uint64_t)wait_ms * 1000000ULL);
 		if (l->hold_at > next_event(l))
 			l->hold_at = next_event(l);
 	}

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "launch.h"
 #include "core/outcome.h"
 #include "core/topology.h"
 #include "core/workload.h"
+#include "launch.h"
 
 #define LAUNCH_PATH_MAX	 4200
 #define LAUNCH_REPLY_MAX 8192
@@ -61,7 +61,6 @@ bool launch_pid_is_daemon(pid_t pid, const char *node, const char *ctl);
 
 /* Whether pid exists and is not a zombie. */
 bool launch_pid_alive(pid_t pid);
-
 
 /* OUTDIR/log/NODE.log: a copy of `log` when it says anything, else none
  * (log NULL: just remove a stale one). */
@@ -137,7 +136,7 @@ unsigned long long launch_pid_starttime(pid_t pid);
 
 struct launch_lateness {
 	uint64_t frames, stamped, violations;
-	uint64_t promises, promise_waits, wait_ns; /* sums */
+	uint64_t promises, promise_waits, wait_ns;	/* sums */
 	uint64_t late_p50_ns, late_p99_ns, late_max_ns; /* worst daemon */
 };
 

@@ -52,8 +52,9 @@ unsigned long long launch_pid_starttime(pid_t pid)
 	fclose(f);
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-				"%*d %*d %*d %llu",
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
 			 &start) != 1)
 		return 0;
 	return start;
@@ -169,8 +170,8 @@ static bool manifest_line(struct launch_manifest *m, char *line)
 		return push(&m->netns, &m->nnetns, val);
 	else if (!strcmp(key, "file"))
 		return push(&m->files, &m->nfiles, val);
-	else if (!strcmp(key, "daemon") &&
-		 sscanf(val, "%31s %15s %d", node, prog, &pid) == 3 && pid > 1) {
+	else if (!strcmp(key, "daemon") && sscanf(val, "%31s %15s %d", node, prog, &pid) == 3 &&
+		 pid > 1) {
 		struct launch_manifest_daemon *d =
 		    realloc(m->daemons, (size_t)(m->ndaemons + 1) * sizeof(*d));
 		if (!d)

@@ -38,7 +38,7 @@ struct daemon {
 	char state[16];
 	uint64_t vt, sends, sends_total, receives, receives_total, violations, late_max_ns;
 	uint64_t floor, busy, done; /* docs/promises.md, One end */
-	uint64_t done_wall; /* its workload done this long after the epoch (0: not) */
+	uint64_t done_wall;	    /* its workload done this long after the epoch (0: not) */
 	uint64_t ran;		    /* the time of the last event it ran */
 	/* receives that failed there (QPs evicted), and how many of them the
 	 * launcher has told their senders (launch_relay_failures) */

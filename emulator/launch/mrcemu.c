@@ -10,13 +10,13 @@
 
 #include "chakra/chakra_export.h"
 #include "core/config.h"
+#include "core/records.h"
+#include "core/time.h"
 #include "import.h"
 #include "launch.h"
 #include "mrcemu.h"
-#include "core/records.h"
 #include "report.h"
 #include "sim/sim.h"
-#include "core/time.h"
 
 #ifndef MRCEMU_VERSION
 #define MRCEMU_VERSION "unknown"
@@ -92,8 +92,7 @@ static const char usage_sim[] =
     "                     lua_script:pcap/mrc.lua)\n"
     "  -s, --seed N       the random seed (overrides [emulation] seed)\n"
     "  -u, --until TIME   stop at this virtual time (e.g. 10ms); default: when every\n"
-    "                     message has completed or failed, or at 1 s at the latest\n"
-    SET_HELP
+    "                     message has completed or failed, or at 1 s at the latest\n" SET_HELP
     "  -q, --quiet        no summary\n"
     "  -r, --report       also sample queues, goodput and windows (samples.csv at\n"
     "                     SampleInterval) and write OUTDIR/report/index.html\n"
@@ -183,8 +182,8 @@ static int cmd_sim(int argc, char **argv)
 			errno = 0;
 			o.seed = strtoull(optarg, &end, 0);
 			if (errno || *end || !*optarg || optarg[0] == '-')
-				return cli_bad_usage("sim",
-						 "--seed: not a whole number (allowed: 0..2^64-1)");
+				return cli_bad_usage(
+				    "sim", "--seed: not a whole number (allowed: 0..2^64-1)");
 			o.seed_set = true;
 			break;
 		case 'u':
@@ -196,7 +195,8 @@ static int cmd_sim(int argc, char **argv)
 			break;
 		case 'X':
 			if (!cli_add_set(o.sets, &o.nsets, optarg))
-				return cli_bad_usage("sim", "--set: more than 32 (allowed: at most 32)");
+				return cli_bad_usage("sim",
+						     "--set: more than 32 (allowed: at most 32)");
 			break;
 		case 'r':
 			o.report = true;
@@ -283,7 +283,6 @@ static int cmd_attributes(int argc, char **argv)
 	return 0;
 }
 
-
 static int cmd_export(int argc, char **argv)
 {
 	return chakra_export_main(argc, argv, DEFAULT_TOPOLOGY);
@@ -306,8 +305,8 @@ static int cmd_import(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", (const struct option[]){{"help", 0, 0, 'h'},
-									  {0, 0, 0, 0}},
+	while ((c = getopt_long(argc, argv,
+				"ho:", (const struct option[]){{"help", 0, 0, 'h'}, {0, 0, 0, 0}},
 				NULL)) != -1) {
 		if (c == 'o') {
 			outdir = optarg;
@@ -391,11 +390,12 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*fn)(int, char **);
-	} cmds[] = {{"sim", cmd_sim},	{"attributes", cmd_attributes},
-		    {"run", cmd_run},	{"up", cmd_up},
-		    {"down", cmd_down}, {"ctl", cmd_ctl},
-		    {"export", cmd_export}, {"import", cmd_import}, {"list", cmd_list},
-		    {"wireshark-plugin", cmd_wireshark_plugin}, {"report", cmd_report}};
+	} cmds[] = {{"sim", cmd_sim},	    {"attributes", cmd_attributes},
+		    {"run", cmd_run},	    {"up", cmd_up},
+		    {"down", cmd_down},	    {"ctl", cmd_ctl},
+		    {"export", cmd_export}, {"import", cmd_import},
+		    {"list", cmd_list},	    {"wireshark-plugin", cmd_wireshark_plugin},
+		    {"report", cmd_report}};
 
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		printf("mrcemu %s\n", MRCEMU_VERSION);

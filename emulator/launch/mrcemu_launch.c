@@ -48,8 +48,7 @@ static const char usage_run[] =
     "                     until, else when every message has completed\n"
     "  -n, --name NAME    the emulation's name instead of the topology's [emulation]\n"
     "                     name (namespaces, run folder, out/NAME; docs/topology.md,\n"
-    "                     Names), so one topology can run twice side by side\n"
-    SET_HELP
+    "                     Names), so one topology can run twice side by side\n" SET_HELP
     "  -q, --quiet        no progress line and no summary\n"
     "  -r, --report       the daemons also write samples.csv (at SampleInterval), and\n"
     "                     at the end OUTDIR/report/index.html (mrcemu report --help)\n"
@@ -95,8 +94,7 @@ static const char usage_up[] =
     "                     max: as fast as the promises allow (no [external] nodes)\n"
     "  -P, --paused       build and start the daemons, but leave them waiting (no CPU,\n"
     "                     virtual time 0) until `mrcemu ctl start`: attach taps first\n"
-    "  -n, --name NAME    the emulation's name instead of the topology's\n"
-    SET_HELP
+    "  -n, --name NAME    the emulation's name instead of the topology's\n" SET_HELP
     "  -h, --help         this text\n"
     "\n"
     "What it creates is listed in " LAUNCH_RUN_ROOT "/<emulation>/manifest as it creates\n"
@@ -202,9 +200,9 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 		return -1;
 	case 'S':
 		if (!parse_scale(optarg, &o->scale))
-			return cli_bad_usage(cmd,
-					 "--scale: not max or a whole number >= 1 (allowed: max, "
-					 "1..2^64-2)");
+			return cli_bad_usage(
+			    cmd, "--scale: not max or a whole number >= 1 (allowed: max, "
+				 "1..2^64-2)");
 		return -1;
 	case 'u':
 		if (!cli_until_parse(optarg, &o->until, err, sizeof(err)))
@@ -233,16 +231,12 @@ static int launch_option(const char *cmd, int c, struct launch_options *o, const
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
-					     {"capture", no_argument, NULL, 'c'},
-					     {"scale", required_argument, NULL, 'S'},
-					     {"until", required_argument, NULL, 'u'},
-					     {"name", required_argument, NULL, 'n'},
-					     {"set", required_argument, NULL, 'X'},
-					     {"quiet", no_argument, NULL, 'q'},
-					     {"report", no_argument, NULL, 'r'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"out", required_argument, NULL, 'o'},   {"capture", no_argument, NULL, 'c'},
+	    {"scale", required_argument, NULL, 'S'}, {"until", required_argument, NULL, 'u'},
+	    {"name", required_argument, NULL, 'n'},  {"set", required_argument, NULL, 'X'},
+	    {"quiet", no_argument, NULL, 'q'},	     {"report", no_argument, NULL, 'r'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
 	struct launch_options o = {.topology = DEFAULT_TOPOLOGY};
 	struct launch_result r;
 	int c, rc;
@@ -265,14 +259,11 @@ int cmd_run(int argc, char **argv)
 
 int cmd_up(int argc, char **argv)
 {
-	static const struct option opts[] = {{"out", required_argument, NULL, 'o'},
-					     {"capture", no_argument, NULL, 'c'},
-					     {"scale", required_argument, NULL, 'S'},
-					     {"paused", no_argument, NULL, 'P'},
-					     {"name", required_argument, NULL, 'n'},
-					     {"set", required_argument, NULL, 'X'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"out", required_argument, NULL, 'o'},   {"capture", no_argument, NULL, 'c'},
+	    {"scale", required_argument, NULL, 'S'}, {"paused", no_argument, NULL, 'P'},
+	    {"name", required_argument, NULL, 'n'},  {"set", required_argument, NULL, 'X'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
 	struct launch_options o = {0};
 	int c, rc;
 
@@ -329,8 +320,8 @@ int cmd_down(int argc, char **argv)
 	if (optind < argc)
 		return cli_bad_usage("down", "one emulation at most");
 	if ((o.stale || o.all) + (o.name || o.topology) + (o.stale && o.all) != 1)
-		return cli_bad_usage("down",
-				 "needs one of NAME, TOPOLOGY.ini, --name NAME, --stale, --all");
+		return cli_bad_usage(
+		    "down", "needs one of NAME, TOPOLOGY.ini, --name NAME, --stale, --all");
 	return launch_down(&o, stdout, stderr);
 }
 

@@ -30,8 +30,7 @@ static bool script_find(char *path, size_t len)
 	return false;
 }
 
-int report_write(const char *outdir, const char *other, const char *page_dir, bool quiet,
-		 FILE *err)
+int report_write(const char *outdir, const char *other, const char *page_dir, bool quiet, FILE *err)
 {
 	char script[PATH_MAX + 64];
 	const char *argv[10];

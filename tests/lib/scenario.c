@@ -81,7 +81,8 @@ struct scenario *scenario_b2b_nodes(const char *nic_attrs, const char *h0_attrs,
 int scenario_run(struct scenario *s)
 {
 	char topo[400];
-	struct sim_options o = {.topology = topo, .outdir = s->out, .quiet = true, .until = s->until};
+	struct sim_options o = {
+	    .topology = topo, .outdir = s->out, .quiet = true, .until = s->until};
 	FILE *devnull = fopen("/dev/null", "w");
 
 	snprintf(topo, sizeof(topo), "%s/topo.ini", s->dir);

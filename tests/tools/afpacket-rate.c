@@ -133,8 +133,8 @@ int main(int argc, char **argv)
 	struct port *p;
 	int rc;
 
-	if (argc < 4 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv") &&
-			 strcmp(argv[1], "hold")) ||
+	if (argc < 4 ||
+	    (strcmp(argv[1], "send") && strcmp(argv[1], "recv") && strcmp(argv[1], "hold")) ||
 	    (strcmp(argv[1], "recv") && argc < 5)) {
 		fprintf(stderr,
 			"usage: afpacket-rate send IF N BYTES | recv IF N | hold IF SLOTS BYTES\n");
@@ -150,7 +150,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "send")) {
 		size_t bytes = strtoul(argv[4], NULL, 10);
 		rc = do_send(p, strtoul(argv[3], NULL, 10),
-			     bytes < 60 ? 60 : bytes > PORT_MAX_FRAME ? PORT_MAX_FRAME : bytes);
+			     bytes < 60		      ? 60
+			     : bytes > PORT_MAX_FRAME ? PORT_MAX_FRAME
+						      : bytes);
 	} else {
 		rc = do_recv(p, strtoul(argv[3], NULL, 10));
 	}

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/wire.h"
 #include "../lib/vectors.h"
+#include "core/wire.h"
 
 static int put(const char *dir, const char *name, const uint8_t *b, size_t n)
 {

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/vectors.h"
 #include "core/wire.h"
 #include "pcap/capture.h"
-#include "../lib/vectors.h"
 
 #define NFRAMES	      19
 #define TRAILER_STAMP 1234567890ULL

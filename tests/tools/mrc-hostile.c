@@ -25,9 +25,10 @@
 
 #define CLASSES(X)                                                                                 \
 	X(short)                                                                                   \
-	X(ip_version) X(ip_ihl) X(ip_length) X(ip_checksum) X(udp_length) X(unknown_opcode)        \
-	    X(dma_length) X(unknown_qp) X(forged_source) X(forged_ack_third)                       \
-		X(forged_ack_inconsistent) X(forged_stamp) X(ttl) X(no_route)
+	X(ip_version)                                                                              \
+	X(ip_ihl) X(ip_length) X(ip_checksum) X(udp_length) X(unknown_opcode) X(dma_length)        \
+	    X(unknown_qp) X(forged_source) X(forged_ack_third) X(forged_ack_inconsistent)          \
+		X(forged_stamp) X(ttl) X(no_route)
 #define CLASS_ENUM(n) C_##n,
 #define CLASS_NAME(n) #n,
 enum { CLASSES(CLASS_ENUM) NCLASSES };

@@ -126,21 +126,28 @@ static void capture_pkt(struct sim *s, const struct sim_wire *w, struct capture 
 		capture_write(cap, t, s->frame, n);
 }
 
-static void arrive(void *arg, ps_t now);
+static void arrive_nic(void *arg, ps_t now);
+static void arrive_sw(void *arg, ps_t now);
+static void arrive_nowhere(void *arg, ps_t now);
 
 /* The first frame on the wire gets its arrival event, ordered by the
  * receiving port and its link sequence (the frames sent after it are
- * still on the wire). */
+ * still on the wire).  The event's function is the receiving engine's
+ * kind: a NIC's arrival, a small function, then saves few registers
+ * (issue 16). */
 static void schedule_arrival(struct sim_wire *w)
 {
+	events_fn fn = w->nic ? arrive_nic : w->sw ? arrive_sw : arrive_nowhere;
+
 	__builtin_prefetch(w->ring[w->head].p);
 	events_schedule_key(w->q, w->ring[w->head].arrival,
-			    events_key_arrival(w->rx_port_id, w->seq - w->len), arrive, w);
+			    events_key_arrival(w->rx_port_id, w->seq - w->len), fn, w);
 }
 
-static void arrive(void *arg, ps_t now)
+/* The first frame leaves the wire at now: the next one gets the event,
+ * and the receiver's pcap shows it. */
+static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
 {
-	struct sim_wire *w = arg;
 	struct pkt *p = w->ring[w->head].p;
 
 	w->head = (w->head + 1) & (w->cap - 1);
@@ -148,12 +155,30 @@ static void arrive(void *arg, ps_t now)
 		schedule_arrival(w);
 	if (w->rx_pcap)
 		capture_pkt(w->sim, w, w->rx_cap, p, now);
-	if (w->nic)
-		nic_receive_sent(w->nic, p, now);
-	else if (w->sw)
-		sw_receive_sent(w->sw, (int)(w->rx_port_id % TOPO_MAX_PORTS), p, now);
-	else
-		pkt_put(&w->sim->pool, p);
+	return p;
+}
+
+static void arrive_nic(void *arg, ps_t now)
+{
+	struct sim_wire *w = arg;
+	struct pkt *p = wire_take(w, now);
+
+	nic_receive_sent(w->nic, p, now);
+}
+
+static void arrive_sw(void *arg, ps_t now)
+{
+	struct sim_wire *w = arg;
+	struct pkt *p = wire_take(w, now);
+
+	sw_receive_sent(w->sw, (int)(w->rx_port_id % TOPO_MAX_PORTS), p, now);
+}
+
+static void arrive_nowhere(void *arg, ps_t now)
+{
+	struct sim_wire *w = arg;
+
+	pkt_put(&w->sim->pool, wire_take(w, now));
 }
 
 /* Engines hand a frame over when its serialization starts (core/egress.h);

@@ -184,8 +184,8 @@ struct nic {
 	struct events *ev;
 	struct timers *timers; /* retransmission timers (core/timers.h) */
 	struct nic_host host;
-	struct hmap send_qps;		    /* qpn -> nic_qp_send */
 	struct nic_sched sched;		    /* sched.c's */
+	struct hmap send_qps;		    /* qpn -> nic_qp_send: a hit reads this line */
 	_Alignas(64) struct nic_recv recv;  /* the receiving side's tables (recv.h) */
 	struct nic_dests dests;		    /* spray.c's */
 	_Alignas(64) struct nic_pcie pcie;  /* pcie.c's */

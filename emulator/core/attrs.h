@@ -18,10 +18,11 @@ enum monitor_trigger { MONITOR_ALL, MONITOR_QP_ERROR };
 /* [nic] — seed and docs/protocol.md §§1-8, 10-12.  Sizes in bytes, times in ps,
  * rates in bits/s.
  *
- * What a packet's path asks of them comes first, in the first cache line
- * (the NIC puts the struct on one, nicd/nic_impl.h): at 1,024 hosts a NIC
- * is out of the cache between two of its frames, and each line it reads
- * is a wait (issue 16).  The rest is grouped as the seed groups it. */
+ * What a packet's path asks of them comes first: all but the PCIe
+ * transmit buffer in the first cache line (the NIC puts the struct on
+ * one, nicd/nic_impl.h).  At 1,024 hosts a NIC is out of the cache
+ * between two of its frames, and each line it reads is a wait (issue 16).
+ * The rest is grouped as the seed groups it. */
 struct nic_attrs {
 	/* read for every packet */
 	uint32_t mss;                  /* MSS [4096] 64..8192 */
@@ -44,7 +45,7 @@ struct nic_attrs {
 	uint8_t dscp_control;          /* DscpControl [17] */
 	uint8_t dscp_trimmed;          /* DscpTrimmed [9] */
 	uint8_t dscp_trimmed_last_hop; /* DscpTrimmedLastHop [10] */
-	/* buffers, docs/protocol.md §8 */
+	/* buffers, docs/protocol.md §8 (the PCIe one §7) */
 	uint64_t ingress_data_pool;    /* IngressDataPoolSize [1MiB] */
 	uint64_t ingress_control_pool; /* IngressControlPoolSize [64KiB] */
 	uint64_t pcie_tx_buffer;       /* PcieTxBufferSize [256KiB] */

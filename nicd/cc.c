@@ -183,7 +183,8 @@ static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
 
 	g->cc.fi_count = 0;
 	g->cc.fast_increasing = false;
-	if (avg <= (double)p->target || (g->cc.decreased && now - g->cc.last_decrease <= g->cc.base_rtt))
+	if (avg <= (double)p->target ||
+	    (g->cc.decreased && now - g->cc.last_decrease <= g->cc.base_rtt))
 		return;
 	f = 1 - NSCC_GAMMA * (avg - (double)p->target) / avg;
 	if (f < NSCC_MAX_MD_JUMP)
@@ -262,8 +263,8 @@ static void loss(struct nic *nic, struct nic_group *g, uint32_t nominal, const c
 
 	if (nic->a.cc != CC_NSCC)
 		return;
-	cwnd_set(nic, g, g->cc.cwnd > lo + nominal ? (double)(g->cc.cwnd - nominal) : (double)lo, cause,
-		 now);
+	cwnd_set(nic, g, g->cc.cwnd > lo + nominal ? (double)(g->cc.cwnd - nominal) : (double)lo,
+		 cause, now);
 }
 
 void nic_cc_on_loss(struct nic *nic, struct nic_group *g, uint32_t nominal, ps_t now)
@@ -300,7 +301,8 @@ const char *nic_cc_check(const struct nic *nic, const struct nic_cc *cc, char *w
 		snprintf(why, len, "group cwnd 0");
 	else if (cc->base_rtt > nic->a.config_base_rtt)
 		snprintf(why, len, "group base_rtt %llu above ConfigBaseRTT %llu",
-			 (unsigned long long)cc->base_rtt, (unsigned long long)nic->a.config_base_rtt);
+			 (unsigned long long)cc->base_rtt,
+			 (unsigned long long)nic->a.config_base_rtt);
 	else if (!(cc->avg_delay >= 0))
 		snprintf(why, len, "group avg_delay %g below 0", cc->avg_delay);
 	else

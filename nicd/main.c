@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "chakra/chakra.h"
-#include "host/chakra_exec.h"
-#include "daemon/daemon.h"
-#include "host/driver.h"
 #include "core/workload.h"
+#include "daemon/daemon.h"
+#include "host/chakra_exec.h"
+#include "host/driver.h"
 #include "nic.h"
 
 static const char usage[] =
@@ -58,8 +58,8 @@ struct nicd {
 	struct csv *chakra_nodes; /* chakra-NAME.csv */
 	struct nic_records rec;
 	struct csv *messages;
-	uint64_t next_id; /* for `post`: post_id */
-	ps_t last_done; /* the last completion or failure here (T_end) */
+	uint64_t next_id;    /* for `post`: post_id */
+	ps_t last_done;	     /* the last completion or failure here (T_end) */
 	struct rx_failure {  /* receives failed here (their QPs evicted), */
 		int src;     /* for the launcher to tell their senders: */
 		uint64_t id; /* `failures` */

@@ -71,7 +71,6 @@ void nic_free(struct nic *nic)
 	free(nic);
 }
 
-
 /* A frame from this NIC to dst_ip, its headers but the transport's filled;
  * NULL (counted) when the packet pool is empty. */
 struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport)

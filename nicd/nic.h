@@ -36,8 +36,8 @@ struct nic_msg_info {
 	uint64_t retransmissions; /* sender side: timeout + NACK + SACK gap */
 	bool verified;		  /* receiver side: every byte accounted for and,
 				     where bytes exist, equal to the pattern */
-	const char *why; /* a failure reported by the receiving side (its QP
-			    was evicted), or NULL: the sender's QP failed */
+	const char *why;	  /* a failure reported by the receiving side (its QP
+				     was evicted), or NULL: the sender's QP failed */
 };
 
 struct nic_host {

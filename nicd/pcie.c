@@ -142,7 +142,8 @@ const char *nic_pcie_check(const struct nic *nic, char *why, size_t len)
 			 (unsigned long long)pc->txbuf_used, (unsigned long long)in_buffer);
 	else if (pc->writing.len > 1 && pc->txbuf_used > nic->a.pcie_tx_buffer)
 		snprintf(why, len, "PCIe txbuf_used %llu past PcieTxBuffer %llu",
-			 (unsigned long long)pc->txbuf_used, (unsigned long long)nic->a.pcie_tx_buffer);
+			 (unsigned long long)pc->txbuf_used,
+			 (unsigned long long)nic->a.pcie_tx_buffer);
 	else
 		return NULL;
 	return why;

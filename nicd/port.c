@@ -228,7 +228,8 @@ const char *nic_port_check(const struct nic *nic, char *why, size_t len)
 			 (unsigned long long)q[EGRESS_CONTROL].bytes,
 			 (unsigned long long)q[EGRESS_DATA].bytes);
 	else if (port->ctl_pool.used != bytes[EGRESS_CONTROL] + ctl)
-		snprintf(why, len, "egress control pool used %llu, control bytes queued or on the wire %llu",
+		snprintf(why, len,
+			 "egress control pool used %llu, control bytes queued or on the wire %llu",
 			 (unsigned long long)port->ctl_pool.used,
 			 (unsigned long long)(bytes[EGRESS_CONTROL] + ctl));
 	else if (port->data_pool.used > port->data_pool.size ||

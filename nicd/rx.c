@@ -185,8 +185,8 @@ static void rx_closed(struct nic *nic, const struct nic_closed *c, const struct 
 				 .held_mask = 63,
 				 .recv_complete = true,
 				 .rcv_units = c->rcv_units};
-	uint64_t idx = rq.next_expected + wire_psn_diff(p->psn, (uint32_t)(rq.next_expected &
-									   WIRE_PSN_MASK));
+	uint64_t idx =
+	    rq.next_expected + wire_psn_diff(p->psn, (uint32_t)(rq.next_expected & WIRE_PSN_MASK));
 
 	nic_monitor(nic, now, false, p, c->qpn, c->sender_qpn, 0);
 	if (!rq.dest)

@@ -544,7 +544,8 @@ const char *nic_send_check(const struct nic *nic, const struct nic_qp_send *sq, 
 			 (unsigned long long)sq->rtx_pending, (unsigned long long)rtx);
 	else if (sq->snd_una > sq->next_sent || sq->next_sent > sq->next_fetch ||
 		 sq->next_fetch > sq->npkts)
-		snprintf(why, len, "send QP indices out of order: snd_una %llu, next_sent %llu, "
+		snprintf(why, len,
+			 "send QP indices out of order: snd_una %llu, next_sent %llu, "
 			 "next_fetch %llu, npkts %llu",
 			 (unsigned long long)sq->snd_una, (unsigned long long)sq->next_sent,
 			 (unsigned long long)sq->next_fetch, (unsigned long long)sq->npkts);

@@ -55,17 +55,17 @@ struct nic_qp_send;
  * serialization is kept apart (nic_seg_tx_start), because RTT samples read
  * it after the segment is retired. */
 struct nic_seg {
-	timers_id timer;     /* retransmission timer, 0 = none */
-	uint16_t ev;	     /* entropy value of the last transmission */
-	uint16_t tx_count;   /* transmissions so far */
-	uint16_t timeouts;   /* timeout retransmissions (budget, §12 r7) */
-	uint16_t nacks;	     /* NACK retransmissions (their own budget) */
-	uint8_t sched_k;     /* which timer of the schedule runs next */
-	uint8_t state;	     /* enum seg_state */
-	uint8_t rtx_origin;  /* enum rtx_origin of the queued retransmission */
-	uint8_t pos;	     /* its place in its chunk */
-	bool inflight;	     /* counted in the group's bytes in flight */
-	bool gap_queued;     /* a SACK gap queued it (at most once) */
+	timers_id timer;    /* retransmission timer, 0 = none */
+	uint16_t ev;	    /* entropy value of the last transmission */
+	uint16_t tx_count;  /* transmissions so far */
+	uint16_t timeouts;  /* timeout retransmissions (budget, §12 r7) */
+	uint16_t nacks;	    /* NACK retransmissions (their own budget) */
+	uint8_t sched_k;    /* which timer of the schedule runs next */
+	uint8_t state;	    /* enum seg_state */
+	uint8_t rtx_origin; /* enum rtx_origin of the queued retransmission */
+	uint8_t pos;	    /* its place in its chunk */
+	bool inflight;	    /* counted in the group's bytes in flight */
+	bool gap_queued;    /* a SACK gap queued it (at most once) */
 };
 
 /* Segments live in chunks of consecutive indices, made as the fetches

@@ -187,7 +187,8 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 		return d;
 	}
 	d = calloc(1, sizeof(*d));
-	if (!d || !(d->state = calloc(nic->a.entropy_count, 1)) || !hmap_put(&nic->dests.by_ip, ip, d)) {
+	if (!d || !(d->state = calloc(nic->a.entropy_count, 1)) ||
+	    !hmap_put(&nic->dests.by_ip, ip, d)) {
 		if (d)
 			free(d->state);
 		free(d);

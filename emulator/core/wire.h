@@ -17,20 +17,20 @@
 #include "time.h"
 
 /* Header sizes, docs/protocol.md §1. */
-#define WIRE_ETH_LEN 14
-#define WIRE_FCS_LEN 4
-#define WIRE_IPV4_LEN 20
-#define WIRE_UDP_LEN 8
-#define WIRE_BTH_LEN 12
-#define WIRE_METH_LEN 4
-#define WIRE_TSETH_LEN 4
-#define WIRE_RETH_LEN 16
-#define WIRE_AETH_LEN 4
-#define WIRE_SETH_LEN 28
+#define WIRE_ETH_LEN	 14
+#define WIRE_FCS_LEN	 4
+#define WIRE_IPV4_LEN	 20
+#define WIRE_UDP_LEN	 8
+#define WIRE_BTH_LEN	 12
+#define WIRE_METH_LEN	 4
+#define WIRE_TSETH_LEN	 4
+#define WIRE_RETH_LEN	 16
+#define WIRE_AETH_LEN	 4
+#define WIRE_SETH_LEN	 28
 #define WIRE_CCSTATE_LEN 8
-#define WIRE_NETH_LEN 20
-#define WIRE_PETH_LEN 16
-#define WIRE_ICRC_LEN 4
+#define WIRE_NETH_LEN	 20
+#define WIRE_PETH_LEN	 16
+#define WIRE_ICRC_LEN	 4
 #define WIRE_TRAILER_LEN 12
 
 /* Ethernet + FCS around the IP datagram: wire size = nominal + 18. */
@@ -40,16 +40,16 @@
 #define WIRE_MIN_LEN (WIRE_FRAMING + WIRE_IPV4_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN)
 /* IP datagram of a data packet without payload or TSETH: 60 bytes, so a
  * data packet is payload + 78 on the wire (seed, Segmentation). */
-#define WIRE_DATA_OVERHEAD                                                       \
+#define WIRE_DATA_OVERHEAD                                                                         \
 	(WIRE_IPV4_LEN + WIRE_UDP_LEN + WIRE_BTH_LEN + WIRE_METH_LEN + WIRE_RETH_LEN)
 
-#define WIRE_ROCE_PORT 4791
-#define WIRE_TTL 64
-#define WIRE_PKEY 0xFFFF
+#define WIRE_ROCE_PORT	  4791
+#define WIRE_TTL	  64
+#define WIRE_PKEY	  0xFFFF
 #define WIRE_ENDPOINT_QPN 2 /* probes go to this reserved QP */
-#define WIRE_PSN_MASK 0xFFFFFFu
-#define WIRE_QPN_MASK 0xFFFFFFu
-#define WIRE_MAX_FRAME 9216 /* largest frame we build or accept */
+#define WIRE_PSN_MASK	  0xFFFFFFu
+#define WIRE_QPN_MASK	  0xFFFFFFu
+#define WIRE_MAX_FRAME	  9216 /* largest frame we build or accept */
 
 /* Opcodes: the MRC range, docs/protocol.md §1. */
 enum wire_opcode {
@@ -66,16 +66,16 @@ enum wire_opcode {
 };
 
 /* BTH byte 8 flags (docs/protocol.md §1). */
-#define WIRE_BTH_A 0x80   /* ACK-request */
-#define WIRE_BTH_C 0x40   /* DestQP is the sender's QP number */
+#define WIRE_BTH_A   0x80 /* ACK-request */
+#define WIRE_BTH_C   0x40 /* DestQP is the sender's QP number */
 #define WIRE_BTH_RTX 0x20 /* retransmission */
-#define WIRE_BTH_TS 0x10  /* a TSETH follows the METH */
+#define WIRE_BTH_TS  0x10 /* a TSETH follows the METH */
 
 /* IPv4 ECN field. */
 #define WIRE_ECN_NOT_ECT 0
-#define WIRE_ECN_ECT1 1
-#define WIRE_ECN_ECT0 2
-#define WIRE_ECN_CE 3
+#define WIRE_ECN_ECT1	 1
+#define WIRE_ECN_ECT0	 2
+#define WIRE_ECN_CE	 3
 
 /* AETH syndrome of a cumulative ACK. */
 #define WIRE_AETH_ACK 0x1F
@@ -83,7 +83,7 @@ enum wire_opcode {
 /* SETH path feedback M (bits 6..5 of byte 1). */
 enum wire_sack_m {
 	WIRE_M_NONE = 0,
-	WIRE_M_SKIP_ONCE = 1,   /* the packet that drew it was CE-marked */
+	WIRE_M_SKIP_ONCE = 1,	/* the packet that drew it was CE-marked */
 	WIRE_M_ALWAYS_SKIP = 2, /* assumed bad */
 };
 
@@ -96,8 +96,8 @@ enum wire_nack_code {
 
 /* What kind of frame a pkt is. */
 enum wire_kind {
-	WIRE_KIND_DATA,    /* Write First/Middle/Last/Only, possibly trimmed */
-	WIRE_KIND_ACK,     /* cumulative ACK */
+	WIRE_KIND_DATA, /* Write First/Middle/Last/Only, possibly trimmed */
+	WIRE_KIND_ACK,	/* cumulative ACK */
 	WIRE_KIND_SACK,
 	WIRE_KIND_NACK,
 	WIRE_KIND_PROBE,
@@ -107,44 +107,44 @@ enum wire_kind {
  * (docs/records.md). */
 enum wire_error {
 	WIRE_OK = 0,
-	WIRE_SHORT,           /* fewer bytes than the headers need */
-	WIRE_NOT_IPV4,        /* ethertype is not 0x0800 */
-	WIRE_BAD_IP_VERSION,  /* version != 4 or IHL != 5 */
-	WIRE_BAD_IP_LENGTH,   /* total length beyond the frame or below 28 */
+	WIRE_SHORT,	     /* fewer bytes than the headers need */
+	WIRE_NOT_IPV4,	     /* ethertype is not 0x0800 */
+	WIRE_BAD_IP_VERSION, /* version != 4 or IHL != 5 */
+	WIRE_BAD_IP_LENGTH,  /* total length beyond the frame or below 28 */
 	WIRE_BAD_IP_CSUM,
 	WIRE_NOT_UDP,
-	WIRE_FRAGMENT,        /* MF set or fragment offset != 0 */
-	WIRE_UDP_LENGTH,      /* UDP length disagrees with the IP length */
-	WIRE_NOT_ROCE,        /* destination port is not 4791 */
+	WIRE_FRAGMENT,	 /* MF set or fragment offset != 0 */
+	WIRE_UDP_LENGTH, /* UDP length disagrees with the IP length */
+	WIRE_NOT_ROCE,	 /* destination port is not 4791 */
 	WIRE_UNKNOWN_OPCODE,
 	WIRE_UNSUPPORTED_OPCODE, /* Write with Immediate: exists, never sent */
-	WIRE_BAD_LENGTH,      /* the BTH payload has the wrong size for its opcode */
-	WIRE_BAD_DMA_LENGTH,  /* RETH DMA length contradicts the segment */
+	WIRE_BAD_LENGTH,	 /* the BTH payload has the wrong size for its opcode */
+	WIRE_BAD_DMA_LENGTH,	 /* RETH DMA length contradicts the segment */
 	WIRE_BAD_ICRC,
 	WIRE_BAD_PKEY,
 	WIRE_ERROR_COUNT
 };
 
 const char *wire_error_name(enum wire_error e); /* "short", "bad_ip_csum", ... */
-const char *wire_opcode_name(uint8_t opcode);   /* "WRITE_FIRST", "SACK", ... */
+const char *wire_opcode_name(uint8_t opcode);	/* "WRITE_FIRST", "SACK", ... */
 
 struct wire_aeth {
 	uint8_t syndrome; /* 0x1F */
-	uint32_t msn;     /* 24 bits: messages completed in order on the QP */
+	uint32_t msn;	  /* 24 bits: messages completed in order on the QP */
 };
 
 struct wire_seth {
-	uint8_t m;                /* enum wire_sack_m */
-	bool pr;                  /* answers a probe */
-	int16_t ack_psn_offset;   /* drawn-by PSN = cack_psn + offset; probe id */
-	uint32_t entropy_echo;    /* UDP source port of the packet that drew it */
-	uint32_t responder_qpn;   /* 24 bits */
-	uint32_t cack_psn;        /* 24 bits */
-	uint8_t cc_type;          /* 4 bits, 1 = NSCC */
-	uint8_t cc_flags;         /* 4 bits, 0 */
-	uint8_t mpr;              /* MaxPSNRange / 128 */
-	int16_t sack_offset;      /* bitmap base = cack_psn + sack_offset */
-	uint64_t bitmap;          /* bit i = PSN base + i is held */
+	uint8_t m;		/* enum wire_sack_m */
+	bool pr;		/* answers a probe */
+	int16_t ack_psn_offset; /* drawn-by PSN = cack_psn + offset; probe id */
+	uint32_t entropy_echo;	/* UDP source port of the packet that drew it */
+	uint32_t responder_qpn; /* 24 bits */
+	uint32_t cack_psn;	/* 24 bits */
+	uint8_t cc_type;	/* 4 bits, 1 = NSCC */
+	uint8_t cc_flags;	/* 4 bits, 0 */
+	uint8_t mpr;		/* MaxPSNRange / 128 */
+	int16_t sack_offset;	/* bitmap base = cack_psn + sack_offset */
+	uint64_t bitmap;	/* bit i = PSN base + i is held */
 };
 
 struct wire_ccstate {
@@ -155,18 +155,18 @@ struct wire_ccstate {
 };
 
 struct wire_neth {
-	uint8_t code;          /* enum wire_nack_code */
+	uint8_t code; /* enum wire_nack_code */
 	uint32_t entropy_echo;
 	uint32_t responder_qpn; /* 24 bits */
-	uint32_t nack_psn;      /* 24 bits */
-	uint8_t cc;             /* cc_type (4) | cc_flags (4) */
+	uint32_t nack_psn;	/* 24 bits */
+	uint8_t cc;		/* cc_type (4) | cc_flags (4) */
 	uint16_t ts_echo;
 };
 
 struct wire_peth {
 	uint16_t probe_id;
 	uint32_t prober; /* the prober's IPv4 address */
-	uint16_t ts;     /* 128 ns units */
+	uint16_t ts;	 /* 128 ns units */
 };
 
 /* A parsed frame.  Header fields are host order.  Fields under "metadata"
@@ -198,8 +198,8 @@ struct pkt {
 	/* BTH */
 	uint8_t flags; /* WIRE_BTH_A | C | RTX | TS */
 	bool fecn, becn;
-	bool trimmed; /* data opcode with no RETH or payload: cut by a switch */
-	bool icrc;    /* metadata: the frame carries (or is to carry) a RoCEv2 ICRC */
+	bool trimmed;  /* data opcode with no RETH or payload: cut by a switch */
+	bool icrc;     /* metadata: the frame carries (or is to carry) a RoCEv2 ICRC */
 	uint32_t dqpn; /* 24 bits */
 	uint32_t psn;  /* 24 bits */
 	/* Payload of a data packet (its bytes: `payload` below). */
@@ -214,7 +214,7 @@ struct pkt {
 	 * which reads this cache line anyway, need not compute it (the
 	 * engines' *_receive_sent) */
 	uint16_t sent_len;
-	struct pkt *next;    /* metadata: free list and queue link */
+	struct pkt *next; /* metadata: free list and queue link */
 
 	/* RETH (data, absent when trimmed) */
 	uint64_t va;
@@ -236,8 +236,8 @@ struct pkt {
 
 	/* metadata */
 	uint64_t msg_offset; /* byte offset of the payload in its message */
-	ps_t built;          /* when the frame was built */
-	ps_t stamp;          /* virtual arrival from a trailer, 0 if none */
+	ps_t built;	     /* when the frame was built */
+	ps_t stamp;	     /* virtual arrival from a trailer, 0 if none */
 	/* The bookkeeping of the engine that built the frame (the NIC's:
 	 * struct nic_pkt_meta, nicd/port.h).  It never crosses a wire and
 	 * no wire, link, switch or host code reads it: what those match on is

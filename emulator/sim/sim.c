@@ -13,21 +13,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nicd/nic.h"
-#include "pcap/capture.h"
-#include "switchd/switch.h"
 #include "chakra/chakra.h"
-#include "host/chakra_exec.h"
-#include "host/driver.h"
 #include "core/events.h"
 #include "core/hmap.h"
 #include "core/lines.h"
 #include "core/link.h"
 #include "core/records.h"
 #include "core/timers.h"
-#include "host/samples.h"
 #include "core/topology.h"
 #include "core/workload.h"
+#include "host/chakra_exec.h"
+#include "host/driver.h"
+#include "host/samples.h"
+#include "nicd/nic.h"
+#include "pcap/capture.h"
+#include "switchd/switch.h"
 
 struct sim;
 
@@ -213,8 +213,7 @@ static bool wire_grow(struct sim_wire *w)
 /* transmit's rare cases, out of line so that its common one saves no
  * registers: the wire was empty (its first frame gets the arrival event),
  * is full, or the sender's pcap is on. */
-static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct pkt *p,
-						    ps_t arrival)
+static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct pkt *p, ps_t arrival)
 {
 	if (w->len == w->cap && !wire_grow(w)) {
 		fprintf(stderr, "mrcemu: out of memory for frames in flight\n");
@@ -467,8 +466,7 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 }
 
 /* samples.csv when SampleInterval (or --report) asks for it. */
-static bool start_samples(struct sim *s, const struct sim_options *o, const char *dir,
-			  FILE *report)
+static bool start_samples(struct sim *s, const struct sim_options *o, const char *dir, FILE *report)
 {
 	ps_t ivl = samples_interval(s->t, &s->w, o->until ? o->until : s->t->emu.until, o->report);
 	bool ok = true;
@@ -508,8 +506,8 @@ static void summarize_chakra(struct sim *s, struct sim_result *r, FILE *report)
 	size_t n = 0;
 	FILE *f;
 
-	chakra_exec_count(&s->cx, &r->o.messages, &r->o.completed, &r->o.failed,
-			  &r->o.unverified, fct, &n);
+	chakra_exec_count(&s->cx, &r->o.messages, &r->o.completed, &r->o.failed, &r->o.unverified,
+			  fct, &n);
 	if (fct)
 		outcome_fct(&r->o, fct, n);
 	free(fct);
@@ -717,8 +715,8 @@ static int node_rank(void *ctx, const char *node)
 static bool close_records(struct sim *s)
 {
 	bool ok = true;
-	struct csv *timed[] = {s->rec.stats, s->rec.events, s->rec.monitor, s->rec.cc,
-			       s->switch_stats, s->samples_csv};
+	struct csv *timed[] = {s->rec.stats, s->rec.events,   s->rec.monitor,
+			       s->rec.cc,    s->switch_stats, s->samples_csv};
 	char path[4096];
 
 	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {

@@ -9,8 +9,8 @@
 #include <stdio.h>
 
 #include "core/outcome.h"
-#include "core/topology.h"
 #include "core/time.h"
+#include "core/topology.h"
 
 /* Without `until`, a run stops when every message has completed or failed,
  * or at this virtual time at the latest. */
@@ -21,12 +21,12 @@ struct sim_options {
 	const char *outdir;   /* NULL: out/<emulation name> */
 	bool capture;	      /* pcaps of every port (also `capture = on`) */
 	bool seed_set;
-	uint64_t seed; /* overrides the topology's */
-	ps_t until;    /* 0: the topology's, else until the workload ends */
-	bool quiet;    /* no progress line */
+	uint64_t seed;			 /* overrides the topology's */
+	ps_t until;			 /* 0: the topology's, else until the workload ends */
+	bool quiet;			 /* no progress line */
 	const char *sets[TOPO_MAX_SETS]; /* --set SECTION.ATTRIBUTE=VALUE */
 	int nsets;
-	bool report;   /* a report will be written: samples.csv at SampleInterval */
+	bool report; /* a report will be written: samples.csv at SampleInterval */
 };
 
 /* What a run did, for the summary and for tests. */
@@ -34,13 +34,13 @@ struct sim_result {
 	struct run_outcome o;
 	uint64_t events;
 	ps_t end;
-	bool capped; /* stopped at SIM_DEFAULT_LIMIT */
-	ps_t auto_rtt; /* the fabric round trip `auto` attributes took, or 0 */
+	bool capped;		/* stopped at SIM_DEFAULT_LIMIT */
+	ps_t auto_rtt;		/* the fabric round trip `auto` attributes took, or 0 */
 	double cpu_seconds;	/* the whole of sim_run */
 	double cpu_run_seconds; /* its events alone: no set-up, records or teardown */
 	char outdir[4096];
-	bool chakra_done;	  /* a Chakra trace: every node finished */
-	ps_t chakra_end;	  /* when its last node finished */
+	bool chakra_done;	   /* a Chakra trace: every node finished */
+	ps_t chakra_end;	   /* when its last node finished */
 	char chakra_summary[4096]; /* its lines: rank finish times, critical path */
 };
 

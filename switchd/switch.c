@@ -90,11 +90,10 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	port->last = sw->lasts ? &sw->lasts[(size_t)i * (size_t)sw->ntc] : NULL;
 	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);
 	config_switch_resolve(&a, port->out.rate);
-	/* EgressQueueLimit is at most 1 GiB; a limit derived from a fabric
-	 * round trip of more than about 50 ms at 400 Gbps is cut to what a
-	 * queue's 32 bits of bytes hold at 1.5 x the limit */
-	port->limit =
-	    a.egress_queue_limit < SW_LIMIT_MAX ? (uint32_t)a.egress_queue_limit : SW_LIMIT_MAX;
+	/* at most CONFIG_EGRESS_QUEUE_LIMIT_MAX, given or derived: 1.5 x it
+	 * fits a queue's 32 bits of bytes */
+	_Static_assert(CONFIG_EGRESS_QUEUE_LIMIT_MAX / 2 * 3 <= UINT32_MAX, "limits in 32 bits");
+	port->limit = (uint32_t)a.egress_queue_limit;
 	/* ecn_mark's "q <= EcnKmin x limit" for whole bytes, EcnKmin in
 	 * [0, 1]: bytes <= its floor */
 	port->ecn_lo = (uint32_t)(sw->a.ecn_kmin * (double)port->limit);

@@ -16,8 +16,6 @@
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
  * weight splits it.  Large against a frame, so each visit sends several. */
 #define DRR_ROUND 16384
-/* The largest egress queue limit: 1.5 x it fits a queue's 32 bits. */
-#define SW_LIMIT_MAX ((uint32_t)(UINT32_MAX / 3 * 2))
 #define SW_DSCP_TC   0x07 /* struct sw's dscp_class: the class */
 #define SW_DSCP_RETX 0x08 /* ... the trimmable-retransmission codepoint */
 

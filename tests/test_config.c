@@ -156,6 +156,18 @@ static void test_switch_link_emulation_defaults(void **state)
 	config_switch_defaults(&s);
 	config_switch_resolve(&s, 100000000000ULL);
 	assert_int_equal(s.egress_queue_limit, 62500);
+	/* auto: the port rate x the fabric's round trip, at most 1 GiB as a
+	 * given limit (25 ms at 400 Gbps would be 1.25 GB) */
+	config_switch_defaults(&s);
+	s.egress_queue_limit_auto = true;
+	s.queue_rtt = 20 * PS_PER_MS;
+	config_switch_resolve(&s, 400000000000ULL);
+	assert_int_equal(s.egress_queue_limit, 1000000000);
+	config_switch_defaults(&s);
+	s.egress_queue_limit_auto = true;
+	s.queue_rtt = 25 * PS_PER_MS;
+	config_switch_resolve(&s, 400000000000ULL);
+	assert_int_equal(s.egress_queue_limit, 1ULL << 30);
 
 	config_link_defaults(&l);
 	assert_int_equal(l.rate, 400000000000ULL);

@@ -176,7 +176,7 @@ const struct attr_def config_attrs[] = {
 	  "PFC pause frames: not modelled yet, so true is refused"),
     ENTRY("EgressQueueLimit", ATTR_BYTES, SW(egress_queue_limit), "", "1B", "1GiB", NULL,
 	  "byte limit of each egress queue; auto = port rate x the topology's longest "
-	  "host-to-host round trip"),
+	  "host-to-host round trip, at most 1GiB"),
     ENTRY("EcnKmin", ATTR_DOUBLE, SW(ecn_kmin), "0.2", "0", "1", NULL,
 	  "fraction of the limit where ECN marking starts"),
     ENTRY("EcnKmax", ATTR_DOUBLE, SW(ecn_kmax), "0.8", "0", "1", NULL,
@@ -735,14 +735,17 @@ void config_nic_resolve(struct nic_attrs *a)
 }
 
 /* docs/protocol.md §9: one BDP of the port rate x 5 us (250,000 B at 400 Gbps),
- * or with `auto` of the port rate x the fabric's round trip. */
+ * or with `auto` of the port rate x the fabric's round trip, at most what the
+ * attribute itself allows (1 GiB: a round trip above ~21 ms at 400 Gbps). */
 void config_switch_resolve(struct switch_attrs *a, uint64_t port_rate)
 {
 	ps_t rtt = a->egress_queue_limit_auto && a->queue_rtt ? a->queue_rtt : 5 * PS_PER_US;
+	unsigned __int128 bdp = (unsigned __int128)port_rate * rtt / (8 * PS_PER_S);
 
 	if (!a->egress_queue_limit) {
-		a->egress_queue_limit =
-		    (uint64_t)((unsigned __int128)port_rate * rtt / (8 * PS_PER_S));
+		a->egress_queue_limit = bdp < CONFIG_EGRESS_QUEUE_LIMIT_MAX
+					    ? (uint64_t)bdp
+					    : CONFIG_EGRESS_QUEUE_LIMIT_MAX;
 	}
 }
 

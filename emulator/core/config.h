@@ -55,6 +55,10 @@ void config_emulation_defaults(struct emulation_attrs *a);
  * DataRate x ConfigBaseRTT, MaxCongestionWindow = 1.5 BDP rounded to units
  * of MSS + 60, ...). */
 void config_nic_resolve(struct nic_attrs *a);
+/* EgressQueueLimit's greatest value, given or derived (`auto`): a queue
+ * counts its bytes in 32 bits and a trimmable retransmission may fill it to
+ * 1.5 x the limit (docs/protocol.md §9). */
+#define CONFIG_EGRESS_QUEUE_LIMIT_MAX (1ULL << 30)
 void config_switch_resolve(struct switch_attrs *a, uint64_t port_rate);
 
 /* docs/protocol.md §5: the window's unit (MSS + 60 bytes) and BDP = DataRate / 8

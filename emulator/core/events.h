@@ -74,7 +74,7 @@ uint64_t events_run_until_stop(struct events *q, ps_t until);
  * current event.  No effect on the other ways of running events. */
 void events_stop(struct events *q);
 
-/* Run only the earliest pending event (all with its time? no: exactly one).
+/* Run exactly one event: the earliest pending (not every event of its time).
  * Returns false when the queue is empty. */
 bool events_run_one(struct events *q);
 

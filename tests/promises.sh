@@ -165,8 +165,17 @@ check default-lateness-promises test "$(awk -F, 'NR > 1 { s += $11 } END { print
 	"$tmp/default-max/lateness.csv")" -gt 0
 # BatchScheduling: the same records; every daemon ran under SCHED_BATCH.
 run_case default-batch "$d" max --set emulation.BatchScheduling=on
-check default-batch-policy test "$(grep -l 'involuntary (SCHED_BATCH)' \
+check default-batch-policy test "$(grep -l 'involuntary (SCHED_BATCH, nice' \
 	"$tmp"/default-batch/log/*.log | wc -l)" -eq 3
+# SwitchPriority (5 by default): at max the switch runs 5 nice levels below
+# the NICs, which keep the launcher's; 0 leaves it theirs.
+nice_of() { sed -n 's/.*involuntary ([A-Z_]*, nice \(-\?[0-9]*\)).*/\1/p' "$1"; }
+nic_nice=$(nice_of "$tmp/default-max/log/h0.log")
+want=$(( ${nic_nice:-0} - 5 < -20 ? -20 : ${nic_nice:-0} - 5 ))
+check default-switch-priority test -n "$nic_nice" -a "$(nice_of "$tmp/default-max/log/s0.log")" = "$want"
+check default-batch-switch-priority test "$(nice_of "$tmp/default-batch/log/s0.log")" = "$want"
+run_case default-fair "$d" max --set emulation.SwitchPriority=0
+check default-fair-switch-priority test "$(nice_of "$tmp/default-fair/log/s0.log")" = "$nic_nice"
 paced=$(( ${eff:-1000} * 10 ))
 note "default.ini at max: effective scale ${eff:-?}; paced run at $paced"
 run_case default-paced "$d" "$paced"

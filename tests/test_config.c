@@ -386,9 +386,9 @@ static void test_checks(void **state)
  * its scope, and nothing else is; fields do not overlap. */
 static void test_registry_is_complete(void **state)
 {
-	static const char *const emu[] = {"name",	    "seed",	      "scale",
-					  "until",	    "capture",	      "MaxViolations",
-					  "SampleInterval", "BatchScheduling"};
+	static const char *const emu[] = {
+	    "name",	     "seed",	       "scale",		  "until",	   "capture",
+	    "MaxViolations", "SampleInterval", "BatchScheduling", "SwitchPriority"};
 	static const char *const nic[] = {"ip",
 					  "MSS",
 					  "MaxPSNRange",
@@ -450,7 +450,7 @@ static void test_registry_is_complete(void **state)
 					 "EnableSwitchStats", "SwitchStatsReportInterval"};
 	static const char *const link[] = {"rate", "delay", "loss", "down", "drop"};
 	const char *const *lists[] = {emu, nic, sw, link};
-	const size_t counts[] = {8, 51, 16, 5};
+	const size_t counts[] = {9, 51, 16, 5};
 	const size_t sizes[] = {sizeof(struct emulation_attrs), sizeof(struct nic_attrs),
 				sizeof(struct switch_attrs), sizeof(struct link_attrs)};
 	size_t per_scope[4] = {0};
@@ -529,7 +529,7 @@ static void test_round_trip_every_attribute(void **state)
 		}
 		tested++;
 	}
-	assert_int_equal(tested, 8 + 51 + 16 + 4);
+	assert_int_equal(tested, 9 + 51 + 16 + 4);
 
 	/* The formatted text is the natural one. */
 	config_nic_defaults(&nic[0]);

@@ -155,6 +155,7 @@ struct emulation_attrs {
 	bool capture;		 /* capture [off] */
 	uint64_t max_violations; /* MaxViolations [0 = no limit] */
 	bool batch_scheduling;	 /* BatchScheduling [off]: daemons at max under SCHED_BATCH */
+	uint8_t switch_priority; /* SwitchPriority [5]: switches' nice below NICs' at max */
 	ps_t sample_interval;	 /* SampleInterval [auto]: a time, or one of: */
 };
 

@@ -63,6 +63,9 @@ const struct attr_def config_attrs[] = {
     ENTRY("BatchScheduling", ATTR_BOOL, EMU(batch_scheduling), "off", NULL, NULL, NULL,
 	  "at --scale max, daemons run under SCHED_BATCH: fewer task switches on a machine of "
 	  "their own, later wake-ups behind other processes (docs/promises.md, Wake-ups)"),
+    ENTRY("SwitchPriority", ATTR_U8, EMU(switch_priority), "5", "0", "20", NULL,
+	  "at --scale max, switch daemons run this many nice levels below the launcher's (NICs "
+	  "keep it): a switch moves every port's frames (docs/promises.md, Wake-ups); 0 = as NICs"),
     ENTRY("SampleInterval", ATTR_TIME, EMU(sample_interval), "auto", "1ns", "1000s", sample_words,
 	  "samples.csv period: auto = run time / 200 with --report; a time: always; off"),
 

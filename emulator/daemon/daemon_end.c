@@ -156,11 +156,11 @@ static void log_summary(const struct daemon *d)
 		(unsigned long long)(d->wait_ns / 1000));
 	fprintf(stderr,
 		"wakes: %llu timer, %llu port, %llu ran nothing; task switches %ld voluntary, %ld "
-		"involuntary (%s); cpu %ld ms user, %ld ms sys; ",
+		"involuntary (%s, nice %d); cpu %ld ms user, %ld ms sys; ",
 		(unsigned long long)d->wakes_timer, (unsigned long long)d->wakes_port,
 		(unsigned long long)d->wakes_idle, ru.ru_nvcsw, ru.ru_nivcsw,
-		policy_name(sched_getscheduler(0) & ~SCHED_RESET_ON_FORK), ms(&ru.ru_utime),
-		ms(&ru.ru_stime));
+		policy_name(sched_getscheduler(0) & ~SCHED_RESET_ON_FORK),
+		getpriority(PRIO_PROCESS, 0), ms(&ru.ru_utime), ms(&ru.ru_stime));
 	fprintf(stderr, "lateness p50 %llu ns, p99 %llu ns, max %llu ns\n",
 		(unsigned long long)daemon_hist_pct(&d->late, 50),
 		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);

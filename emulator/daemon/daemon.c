@@ -537,6 +537,7 @@ bool daemon_start(struct daemon *d, uint64_t epoch_ns, uint64_t scale, char *err
 	d->vc.scale = scale;
 	d->tick = paced_tick(d, scale);
 	d->state = DAEMON_RUNNING;
+	daemon_cpu_us(d->cpu_start_us);
 	if (!d->max && d->loop)
 		go_realtime(d);
 	if (d->max && d->loop && d->t->emu.batch_scheduling)

@@ -314,6 +314,7 @@ struct daemon {
 	bool timer_fired;  /* it expired: re-arm (which also clears it) */
 	uint64_t wakes_timer, wakes_port;
 	uint64_t wakes_idle;  /* advances that ran no event */
+	long cpu_start_us[2]; /* user and system CPU when started (setup excluded) */
 	unsigned advanced_in; /* the loop iteration of the last port wake-up, + 1 */
 	void *timer_watcher, *sig_watchers;
 	int ctl_fd;
@@ -465,6 +466,9 @@ ps_t daemon_cmd_time(const struct daemon *d);
  * (samples_interval), so every daemon samples at the same times as `sim`.
  * Returns false, after one line on stderr, when the record cannot be made. */
 bool daemon_samples_start(struct daemon *d, struct nic *nic, struct sw *sw);
+
+/* This process's user and system CPU so far, in us (getrusage). */
+void daemon_cpu_us(long cpu[2]);
 
 /* Engine finish, lateness-<node>.csv, captures and records closed.
  * Returns false if a record could not be written. */

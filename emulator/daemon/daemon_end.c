@@ -117,6 +117,15 @@ static long ms(const struct timeval *tv)
 	return (long)tv->tv_sec * 1000 + (long)tv->tv_usec / 1000;
 }
 
+void daemon_cpu_us(long cpu[2])
+{
+	struct rusage ru = {0};
+
+	getrusage(RUSAGE_SELF, &ru);
+	cpu[0] = (long)ru.ru_utime.tv_sec * 1000000 + (long)ru.ru_utime.tv_usec;
+	cpu[1] = (long)ru.ru_stime.tv_sec * 1000000 + (long)ru.ru_stime.tv_usec;
+}
+
 static const char *policy_name(int policy)
 {
 	switch (policy) {
@@ -138,6 +147,7 @@ static void log_summary(const struct daemon *d)
 {
 	uint64_t out = 0, dropped = 0;
 	struct rusage ru = {0};
+	long run[2] = {0, 0}; /* since started: the run without the setup */
 
 	for (int i = 0; i < d->nports; i++) {
 		out += d->ports[i].tx_frames;
@@ -146,6 +156,11 @@ static void log_summary(const struct daemon *d)
 				   port_stats(d->ports[i].io)->tx_dropped;
 	}
 	getrusage(RUSAGE_SELF, &ru);
+	if (d->cpu_start_us[0] || d->cpu_start_us[1]) {
+		daemon_cpu_us(run);
+		run[0] -= d->cpu_start_us[0];
+		run[1] -= d->cpu_start_us[1];
+	}
 	fprintf(stderr,
 		"%s %s: %llu frames in (%llu stamped, %llu causality violations), %llu out, %llu "
 		"lost by the kernel; promises %llu out, %llu in, %llu waits (%llu us); ",
@@ -156,11 +171,12 @@ static void log_summary(const struct daemon *d)
 		(unsigned long long)(d->wait_ns / 1000));
 	fprintf(stderr,
 		"wakes: %llu timer, %llu port, %llu ran nothing; task switches %ld voluntary, %ld "
-		"involuntary (%s, nice %d); cpu %ld ms user, %ld ms sys; ",
+		"involuntary (%s, nice %d); cpu %ld ms user, %ld ms sys, since start %ld us "
+		"user, %ld us sys; ",
 		(unsigned long long)d->wakes_timer, (unsigned long long)d->wakes_port,
 		(unsigned long long)d->wakes_idle, ru.ru_nvcsw, ru.ru_nivcsw,
 		policy_name(sched_getscheduler(0) & ~SCHED_RESET_ON_FORK),
-		getpriority(PRIO_PROCESS, 0), ms(&ru.ru_utime), ms(&ru.ru_stime));
+		getpriority(PRIO_PROCESS, 0), ms(&ru.ru_utime), ms(&ru.ru_stime), run[0], run[1]);
 	fprintf(stderr, "lateness p50 %llu ns, p99 %llu ns, max %llu ns\n",
 		(unsigned long long)daemon_hist_pct(&d->late, 50),
 		(unsigned long long)daemon_hist_pct(&d->late, 99), (unsigned long long)d->late.max);

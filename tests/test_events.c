@@ -147,6 +147,54 @@ static void test_one_slot_time_then_key(void **state)
 	events_free(log.q);
 }
 
+/* A slot whose arrivals come in no order is sorted when taken, its
+ * arrivals and engine events apart, then merged (events.c, slot_sort):
+ * rule 16 holds whether they share a picosecond (the engine events follow
+ * the arrivals whole, in the order scheduled) or not (engine events of an
+ * earlier picosecond of the slot go before arrivals of a later one). */
+static void test_sorted_slot_engine_and_arrivals(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t t = 64 * 100, t2 = 64 * 200;
+	int want[64], n = 0;
+
+	(void)state;
+	/* One picosecond: 16 arrivals on falling ports, an engine event after
+	 * each. */
+	for (int i = 0; i < 16; i++) {
+		at_key(&log, t, events_key_arrival((uint32_t)(40 - 2 * i), 0), 2 * i);
+		at(&log, t, 2 * i + 1);
+	}
+	for (int i = 15; i >= 0; i--) {
+		want[n++] = 2 * i;
+	}
+	for (int i = 0; i < 16; i++) {
+		want[n++] = 2 * i + 1;
+	}
+	/* Three picoseconds of one slot: an engine event at t2 + 40 first,
+	 * then arrivals at t2 + 3 on falling ports, each followed by an
+	 * engine event at t2 + 1, then an arrival at t2 + 1. */
+	at(&log, t2 + 40, 32);
+	for (int i = 0; i < 12; i++) {
+		at_key(&log, t2 + 3, events_key_arrival((uint32_t)(30 - i), 0), 33 + i);
+		at(&log, t2 + 1, 45 + i);
+	}
+	at_key(&log, t2 + 1, events_key_arrival(50, 0), 57);
+	want[n++] = 57;
+	for (int i = 0; i < 12; i++) {
+		want[n++] = 45 + i;
+	}
+	for (int i = 11; i >= 0; i--) {
+		want[n++] = 33 + i;
+	}
+	want[n++] = 32;
+	assert_int_equal(events_run_until(log.q, PS_NEVER), n);
+	expect_order(&log, want, n);
+	assert_int_equal(log.at[32], t2 + 1);
+	assert_int_equal(log.at[n - 1], t2 + 40);
+	events_free(log.q);
+}
+
 /* The key packs port above sequence, and stays below EVENTS_KEY_ENGINE. */
 static void test_arrival_key_layout(void **state)
 {
@@ -1025,6 +1073,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_time_key_then_sequence),
 	    cmocka_unit_test(test_one_slot_time_then_key),
+	    cmocka_unit_test(test_sorted_slot_engine_and_arrivals),
 	    cmocka_unit_test(test_arrival_key_layout),
 	    cmocka_unit_test(test_far_future),
 	    cmocka_unit_test(test_cancel),

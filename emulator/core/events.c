@@ -509,21 +509,68 @@ static void chain_sort(struct events *q, struct list *l)
 	l->tail = tail;
 }
 
+/* Cuts list l in two chains, its arrivals and its engine events, each in
+ * the order it had (linked by next, ended by NIL). */
+static void chain_split(struct events *q, const struct list *l, struct list *arr, struct list *eng)
+{
+	uint32_t *arr_link = &arr->head, *eng_link = &eng->head;
+
+	arr->tail = eng->tail = NIL;
+	for (uint32_t i = l->head; i; i = q->nodes[i].next) {
+		if (q->nodes[i].key == EVENTS_KEY_ENGINE) {
+			*eng_link = eng->tail = i;
+			eng_link = &q->nodes[i].next;
+		} else {
+			*arr_link = arr->tail = i;
+			arr_link = &q->nodes[i].next;
+		}
+	}
+	*arr_link = *eng_link = NIL;
+}
+
 /* Puts a level-0 slot's list in run order (see level0_insert): a stable
  * natural merge sort by time and key.  The list is a few ascending runs,
  * one for each picosecond that scheduled into it (events run in key
- * order, and an arrival schedules the next on its wire).  Tried and
- * dropped: a radix sort on the receiving port of the arrivals of one
- * picosecond (a list holds about 250 events in 20 runs at 1,024 hosts):
- * 95 instructions per event sorted against 84.  Only the fifo is sorted,
- * when taken, and then mostly runs from its head: its prev links are left
- * stale until something needs them (fifo_fix_prev). */
+ * order, and an arrival schedules the next on its wire), broken again
+ * wherever an engine event comes between two arrivals.  So its arrivals
+ * and its engine events are sorted apart, then merged: at 1,024 hosts a
+ * slot sorted holds about 250 events, a third of them engine events
+ * already in order, and its arrivals are 7 runs where the whole list was
+ * 18 (callgrind, instructions per data packet in the sorts: 721 -> 524).
+ * Sorting each part stably and merging them is the stable sort of the
+ * whole, as no arrival ties an engine event (their keys differ); mostly
+ * the arrivals all come first (the slot's events share a picosecond), and
+ * the merge is a link.  Tried and dropped: a radix sort on the receiving
+ * port of the arrivals of one picosecond: 95 instructions per event
+ * sorted against 84.  Only the fifo is sorted, when taken, and then
+ * mostly runs from its head: its prev links are left stale until
+ * something needs them (fifo_fix_prev). */
 static __attribute__((noinline)) void slot_sort(struct events *q, unsigned u)
 {
+	struct list *l = &q->l0.slot[u], arr, eng;
+
 	q->l0.unsorted[u / 64] &= ~(1ULL << (u % 64));
 	q->unsorted--;
-	chain_sort(q, &q->l0.slot[u]);
 	q->fifo_prev_stale = true;
+	chain_split(q, l, &arr, &eng);
+	if (arr.head) {
+		chain_sort(q, &arr);
+	}
+	if (eng.head) {
+		chain_sort(q, &eng);
+	}
+	if (!arr.head || !eng.head) {
+		*l = arr.head ? arr : eng;
+		return;
+	}
+	const struct node *ea = &q->nodes[eng.head], *ez = &q->nodes[eng.tail];
+	if (!runs_after(&q->nodes[arr.tail], ea->when, ea->key)) {
+		q->nodes[arr.tail].next = eng.head;
+		*l = (struct list){arr.head, eng.tail};
+		return;
+	}
+	l->head = chain_merge(q, arr.head, eng.head);
+	l->tail = runs_after(&q->nodes[arr.tail], ez->when, ez->key) ? arr.tail : eng.tail;
 }
 
 /* ---- ready: binary heap in exact order ---- */

@@ -470,62 +470,101 @@ static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
 	}
 }
 
-/* A stable natural merge sort of list l in run order, by its next links.
- * The list is a few ascending runs (see slot_sort), so it is cut into its
- * runs and those are merged, bottom up: run[k] holds the merge of 2^k runs
- * (32 of them hold 2^32).  The new tail is the last run end that none
- * before it runs after (on a tie the later one: the sort is stable). */
+/* A stable natural merge sort, fed one ascending run at a time (in list
+ * order) and merging bottom up: run[k] holds the merge of 2^k runs (32 of
+ * them hold 2^32).  `tail` is the last run end that none before it runs
+ * after (on a tie the later one: the sort is stable). */
+struct sorter {
+	uint32_t run[33];
+	unsigned top;
+	uint32_t tail;
+};
+
+/* Adds the run from `head` to `last` (linked by next). */
+static void sorter_add(struct events *q, struct sorter *st, uint32_t head, uint32_t last)
+{
+	const struct node *nl = &q->nodes[last];
+	unsigned k = 0;
+
+	if (!st->tail || !runs_after(&q->nodes[st->tail], nl->when, nl->key)) {
+		st->tail = last;
+	}
+	q->nodes[last].next = NIL;
+	for (; st->run[k]; k++) {
+		head = chain_merge(q, st->run[k], head);
+		st->run[k] = NIL;
+	}
+	st->run[k] = head;
+	st->top = k > st->top ? k : st->top;
+}
+
+/* The runs added, merged, into l. */
+static void sorter_end(struct events *q, struct sorter *st, struct list *l)
+{
+	uint32_t head = NIL;
+
+	for (unsigned k = 0; k <= st->top; k++) {
+		if (st->run[k]) {
+			head = head ? chain_merge(q, st->run[k], head) : st->run[k];
+		}
+	}
+	l->head = head;
+	l->tail = st->tail;
+}
+
+/* A stable natural merge sort of list l in run order, by its next links:
+ * cut into its ascending runs, which are merged. */
 static void chain_sort(struct events *q, struct list *l)
 {
-	uint32_t run[33] = {0}, head = NIL, tail = NIL, i = l->head;
-	unsigned top = 0;
+	struct sorter st = {{0}, 0, NIL};
 
-	while (i) {
-		uint32_t last = i, next;
+	for (uint32_t i = l->head, next; i; i = next) {
+		uint32_t last = i;
 		while ((next = q->nodes[last].next) &&
 		       !runs_after(&q->nodes[last], q->nodes[next].when, q->nodes[next].key)) {
 			last = next;
 		}
-		if (!tail ||
-		    !runs_after(&q->nodes[tail], q->nodes[last].when, q->nodes[last].key)) {
-			tail = last;
-		}
-		q->nodes[last].next = NIL;
-		unsigned k = 0;
-		for (; run[k]; k++) {
-			i = chain_merge(q, run[k], i);
-			run[k] = NIL;
-		}
-		run[k] = i;
-		top = k > top ? k : top;
-		i = next;
+		sorter_add(q, &st, i, last);
 	}
-	for (unsigned k = 0; k <= top; k++) {
-		if (run[k]) {
-			head = head ? chain_merge(q, run[k], head) : run[k];
-		}
-	}
-	l->head = head;
-	l->tail = tail;
+	sorter_end(q, &st, l);
 }
 
-/* Cuts list l in two chains, its arrivals and its engine events, each in
- * the order it had (linked by next, ended by NIL). */
-static void chain_split(struct events *q, const struct list *l, struct list *arr, struct list *eng)
+/* Cuts slot list l into its arrivals, sorted (their runs go to the sorter
+ * as they are found), and its engine events, in the order they had (linked
+ * by next, ended by NIL).  Returns whether the engine events were in run
+ * order already. */
+static bool slot_split(struct events *q, const struct list *l, struct list *arr, struct list *eng)
 {
-	uint32_t *arr_link = &arr->head, *eng_link = &eng->head;
+	struct sorter st = {{0}, 0, NIL};
+	uint32_t run = NIL, last = NIL, *eng_link = &eng->head;
+	bool eng_sorted = true;
 
-	arr->tail = eng->tail = NIL;
-	for (uint32_t i = l->head; i; i = q->nodes[i].next) {
-		if (q->nodes[i].key == EVENTS_KEY_ENGINE) {
+	eng->tail = NIL;
+	for (uint32_t i = l->head, next; i; i = next) {
+		struct node *n = &q->nodes[i];
+		next = n->next;
+		if (n->key == EVENTS_KEY_ENGINE) {
+			if (eng->tail && runs_after(&q->nodes[eng->tail], n->when, n->key)) {
+				eng_sorted = false;
+			}
 			*eng_link = eng->tail = i;
-			eng_link = &q->nodes[i].next;
+			eng_link = &n->next;
+		} else if (last && !runs_after(&q->nodes[last], n->when, n->key)) {
+			q->nodes[last].next = i;
+			last = i;
 		} else {
-			*arr_link = arr->tail = i;
-			arr_link = &q->nodes[i].next;
+			if (last) {
+				sorter_add(q, &st, run, last);
+			}
+			run = last = i;
 		}
 	}
-	*arr_link = *eng_link = NIL;
+	*eng_link = NIL;
+	if (last) {
+		sorter_add(q, &st, run, last);
+	}
+	sorter_end(q, &st, arr);
+	return eng_sorted;
 }
 
 /* Puts a level-0 slot's list in run order (see level0_insert): a stable
@@ -533,18 +572,19 @@ static void chain_split(struct events *q, const struct list *l, struct list *arr
  * one for each picosecond that scheduled into it (events run in key
  * order, and an arrival schedules the next on its wire), broken again
  * wherever an engine event comes between two arrivals.  So its arrivals
- * and its engine events are sorted apart, then merged: at 1,024 hosts a
- * slot sorted holds about 250 events, a third of them engine events
- * already in order, and its arrivals are 7 runs where the whole list was
- * 18 (callgrind, instructions per data packet in the sorts: 721 -> 524).
- * Sorting each part stably and merging them is the stable sort of the
- * whole, as no arrival ties an engine event (their keys differ); mostly
- * the arrivals all come first (the slot's events share a picosecond), and
- * the merge is a link.  Tried and dropped: a radix sort on the receiving
- * port of the arrivals of one picosecond: 95 instructions per event
- * sorted against 84.  Only the fifo is sorted, when taken, and then
- * mostly runs from its head: its prev links are left stale until
- * something needs them (fifo_fix_prev). */
+ * and its engine events are sorted apart, in one pass over the list, then
+ * merged: at 1,024 hosts a slot sorted holds about 250 events, a third of
+ * them engine events already in order, and its arrivals are 7 runs where
+ * the whole list was 18 (callgrind, instructions per data packet in the
+ * sorts: 721 -> 524 sorting the parts after a pass that cut them, 482 in
+ * one pass).  Sorting each part stably and merging them is the stable
+ * sort of the whole, as no arrival ties an engine event (their keys
+ * differ); mostly the arrivals all come first (the slot's events share a
+ * picosecond), and the merge is a link.  Tried and dropped: a radix sort
+ * on the receiving port of the arrivals of one picosecond: 95
+ * instructions per event sorted against 84.  Only the fifo is sorted,
+ * when taken, and then mostly runs from its head: its prev links are left
+ * stale until something needs them (fifo_fix_prev). */
 static __attribute__((noinline)) void slot_sort(struct events *q, unsigned u)
 {
 	struct list *l = &q->l0.slot[u], arr, eng;
@@ -552,11 +592,7 @@ static __attribute__((noinline)) void slot_sort(struct events *q, unsigned u)
 	q->l0.unsorted[u / 64] &= ~(1ULL << (u % 64));
 	q->unsorted--;
 	q->fifo_prev_stale = true;
-	chain_split(q, l, &arr, &eng);
-	if (arr.head) {
-		chain_sort(q, &arr);
-	}
-	if (eng.head) {
+	if (!slot_split(q, l, &arr, &eng)) {
 		chain_sort(q, &eng);
 	}
 	if (!arr.head || !eng.head) {

@@ -443,14 +443,16 @@ static __attribute__((noinline)) events_id level0_insert(struct events *q, struc
 }
 
 /* Merges two non-empty chains in run order (linked by next); on equal
- * times and keys a's event first, so that the sort is stable. */
-static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
+ * times and keys a's event first, so that the sort is stable.  When every
+ * event of both shares one time (`one_time`), keys alone are compared. */
+static inline __attribute__((always_inline)) uint32_t chain_merge_by(struct events *q, uint32_t a,
+								     uint32_t b, bool one_time)
 {
 	uint32_t head, *link = &head;
 	struct node *na = &q->nodes[a], *nb = &q->nodes[b];
 
 	for (;;) {
-		if (runs_after(na, nb->when, nb->key)) {
+		if (one_time ? na->key > nb->key : runs_after(na, nb->when, nb->key)) {
 			*link = b;
 			link = &nb->next;
 			if (!(b = nb->next)) {
@@ -470,6 +472,19 @@ static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
 	}
 }
 
+static uint32_t chain_merge(struct events *q, uint32_t a, uint32_t b)
+{
+	return chain_merge_by(q, a, b, false);
+}
+
+/* The arrivals of a sorted slot mostly share one picosecond (at 1,024
+ * hosts, 1.003 times a slot): their merges then compare keys alone
+ * (callgrind at 1,024 hosts, per data packet in the sorts: 482 -> 445). */
+static uint32_t chain_merge_keys(struct events *q, uint32_t a, uint32_t b)
+{
+	return chain_merge_by(q, a, b, true);
+}
+
 /* A stable natural merge sort, fed one ascending run at a time (in list
  * order) and merging bottom up: run[k] holds the merge of 2^k runs (32 of
  * them hold 2^32).  `tail` is the last run end that none before it runs
@@ -478,6 +493,7 @@ struct sorter {
 	uint32_t run[33];
 	unsigned top;
 	uint32_t tail;
+	bool one_time; /* every event added so far shares one time */
 };
 
 /* Adds the run from `head` to `last` (linked by next). */
@@ -491,7 +507,8 @@ static void sorter_add(struct events *q, struct sorter *st, uint32_t head, uint3
 	}
 	q->nodes[last].next = NIL;
 	for (; st->run[k]; k++) {
-		head = chain_merge(q, st->run[k], head);
+		head = st->one_time ? chain_merge_keys(q, st->run[k], head)
+				    : chain_merge(q, st->run[k], head);
 		st->run[k] = NIL;
 	}
 	st->run[k] = head;
@@ -505,7 +522,9 @@ static void sorter_end(struct events *q, struct sorter *st, struct list *l)
 
 	for (unsigned k = 0; k <= st->top; k++) {
 		if (st->run[k]) {
-			head = head ? chain_merge(q, st->run[k], head) : st->run[k];
+			head = !head	      ? st->run[k]
+			       : st->one_time ? chain_merge_keys(q, st->run[k], head)
+					      : chain_merge(q, st->run[k], head);
 		}
 	}
 	l->head = head;
@@ -516,7 +535,7 @@ static void sorter_end(struct events *q, struct sorter *st, struct list *l)
  * cut into its ascending runs, which are merged. */
 static void chain_sort(struct events *q, struct list *l)
 {
-	struct sorter st = {{0}, 0, NIL};
+	struct sorter st = {{0}, 0, NIL, false};
 
 	for (uint32_t i = l->head, next; i; i = next) {
 		uint32_t last = i;
@@ -535,8 +554,9 @@ static void chain_sort(struct events *q, struct list *l)
  * order already. */
 static bool slot_split(struct events *q, const struct list *l, struct list *arr, struct list *eng)
 {
-	struct sorter st = {{0}, 0, NIL};
+	struct sorter st = {{0}, 0, NIL, true};
 	uint32_t run = NIL, last = NIL, *eng_link = &eng->head;
+	ps_t first_when = 0;
 	bool eng_sorted = true;
 
 	eng->tail = NIL;
@@ -549,7 +569,14 @@ static bool slot_split(struct events *q, const struct list *l, struct list *arr,
 			}
 			*eng_link = eng->tail = i;
 			eng_link = &n->next;
-		} else if (last && !runs_after(&q->nodes[last], n->when, n->key)) {
+			continue;
+		}
+		if (!last) {
+			first_when = n->when;
+		} else if (n->when != first_when) {
+			st.one_time = false; /* before any merge of n's run */
+		}
+		if (last && !runs_after(&q->nodes[last], n->when, n->key)) {
 			q->nodes[last].next = i;
 			last = i;
 		} else {

@@ -48,6 +48,15 @@ static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
 	daemon_transmit(&((struct switchd *)ctx)->d, port, p, arrival);
 }
 
+/* A frame the daemon parsed: its payload stays in the slot it came in by,
+ * and the frame leaves again as it came, but for what the hop changes
+ * (daemon_frames.c, wire_forward). */
+static void receive(void *ctx, int port, struct pkt *p, ps_t now)
+{
+	sw_receive(((struct switchd *)ctx)->sw, port, p, now);
+}
+
+/* A frame the daemon could not parse: the engine counts why. */
 static void receive_frame(void *ctx, int port, const uint8_t *frame, size_t len, ps_t now)
 {
 	sw_receive_frame(((struct switchd *)ctx)->sw, port, frame, len, now);
@@ -108,7 +117,11 @@ static int build(struct daemon *d)
 	}
 	if (!daemon_samples_start(d, NULL, s->sw))
 		return 1;
+	for (int i = 0; i < d->nports; i++)
+		d->ports[i].icrc = sw_icrc(s->sw);
 	d->eng = (struct daemon_engine){.ctx = s,
+					.receive = receive,
+					.forwards = true,
 					.receive_frame = receive_frame,
 					.command = command,
 					.port_set_down = port_set_down,

@@ -662,6 +662,11 @@ void sw_receive_sent(struct sw *sw, int port, struct pkt *p, ps_t now)
 	admit(sw, &sw->ports[out], cls, p, now);
 }
 
+bool sw_icrc(const struct sw *sw)
+{
+	return sw->icrc;
+}
+
 void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_t now)
 {
 	struct pkt *p = pkt_get(sw->pool);

@@ -80,6 +80,10 @@ void sw_receive_sent(struct sw *sw, int port, struct pkt *p, ps_t now);
  * copies of payload bytes. */
 void sw_receive_frame(struct sw *sw, int port, const uint8_t *f, size_t len, ps_t now);
 
+/* Whether the frames reaching the switch end with an ICRC: some NIC of the
+ * topology appends one (IcrcEnabled). */
+bool sw_icrc(const struct sw *sw);
+
 /* The egress port the routes and the switch's hash pick for p, or -1 when
  * its destination is unknown.  The same 5-tuple always gets the same port. */
 int sw_route(const struct sw *sw, const struct pkt *p);

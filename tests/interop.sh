@@ -69,24 +69,52 @@ check h0-received-message grep -qw 'msgs_received=1' <<<"$stats"
 check h0-bytes-verified grep -qw 'rx_pattern_errors=0' <<<"$stats"
 check h0-data-bytes grep -qw 'rx_data_bytes=16384' <<<"$stats"
 
+# A switch forwards what it receives, as a real one does: a payload byte
+# off the pattern passes s0 and is found by h0, which verifies every byte
+# (message 8, one packet; the byte flipped after mrcgen built it).
+ip netns exec "$ns" /usr/bin/python3 scripts/mrcgen -w "$tmp/bad.pcap" --kind data \
+	--topology "$tmp/x.ini" --from x0 --to h0 --message 4KiB --msn 8 --msg-index 8 --conn \
+	--dqpn 0x301 --ackreq-last >>"$tmp/mrcgen.out" 2>&1
+ip netns exec "$ns" /usr/bin/python3 - "$tmp/bad.pcap" >>"$tmp/mrcgen.out" 2>&1 <<'PYEOF'
+import sys
+from scapy.all import Ether, rdpcap, sendp
+f = bytearray(bytes(rdpcap(sys.argv[1])[0]))
+f[-100] ^= 0xFF
+sendp(Ether(bytes(f)), iface="p0", verbose=False)
+PYEOF
+check mrcgen-sent-corrupt test $? -eq 0 || sed 's/^/# /' "$tmp/mrcgen.out"
+for _ in $(seq 100); do
+	stats=$("$MRCEMU" ctl --name "$emu" h0 stats 2>/dev/null)
+	case " $stats " in *" msgs_received=2 "*) break ;; esac
+	sleep 0.1
+done
+check h0-received-corrupt-message grep -qw 'msgs_received=2' <<<"$stats"
+check h0-found-the-byte grep -qw 'rx_pattern_errors=1' <<<"$stats"
+s0=$("$MRCEMU" ctl --name "$emu" s0 stats 2>/dev/null)
+check s0-forwarded-it grep -qw 'rx_drop_payload_not_pattern=0' <<<"$s0"
+
 sleep 0.3
 kill -INT "$dump"
 wait "$dump"
 dump=
 seen() { tshark -n -X lua_script:$LUA -r "$tmp/x0.pcap" -Y "$1" 2>/dev/null | wc -l; }
-check tap-sees-injected-data test "$(seen 'ip.src == 10.0.0.9 && mrc.opcode >= 0xc6')" -eq 4
+check tap-sees-injected-data test "$(seen 'ip.src == 10.0.0.9 && mrc.opcode >= 0xc6')" -eq 5
 # x0 is node 1 (02:00:00:00:00:02), s0 node 2 (02:00:00:00:00:03).
 check injected-data-has-topology-macs \
-	test "$(seen 'eth.src == 02:00:00:00:00:02 && eth.dst == 02:00:00:00:00:03 && mrc.opcode >= 0xc6')" -eq 4
+	test "$(seen 'eth.src == 02:00:00:00:00:02 && eth.dst == 02:00:00:00:00:03 && mrc.opcode >= 0xc6')" -eq 5
 check tap-sees-sacks test "$(seen 'ip.src == 10.0.0.1 && mrc.opcode == 0xdc && mrc.dqpn == 0x300')" -eq 4
 check tap-sees-cumulative-ack test "$(seen 'ip.src == 10.0.0.1 && mrc.opcode == 0xd1 && mrc.psn == 3')" -eq 1
 check tap-no-trailer-to-external test "$(seen 'mrc.trailer.stamp')" -eq 0
 
 "$MRCEMU" down "$tmp/x.ini" >"$tmp/down.out" 2>&1
 check down test $? -eq 0
-# The injected message is in messages.csv, from its external source, verified.
+# The injected messages are in messages.csv, from their external source: 7
+# verified, 8 not.
 check records-external-message test "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
 	$h["source"] == "external" && $h["id"] == 7 && $h["src"] == "x0" && $h["bytes"] == 16384 &&
 	$h["verified"] == "true"' "$tmp/out/messages.csv" | wc -l)" -eq 1
+check records-corrupt-message-unverified test "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+	$h["source"] == "external" && $h["id"] == 8 && $h["verified"] == "false"' \
+	"$tmp/out/messages.csv" | wc -l)" -eq 1
 check nothing-left test -z "$(ip netns list | grep "^mrc-$emu-")"
 exit $failed

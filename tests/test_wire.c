@@ -760,6 +760,75 @@ static void test_icrc(void **state)
 	assert_int_equal(wire_parse(buf, n, true, &q), WIRE_BAD_ICRC);
 }
 
+/* A hop as a switch makes it (docs/protocol.md §9): next MACs, TTL - 1,
+ * CE, a DSCP re-marked. */
+static void hop(struct pkt *p)
+{
+	static const uint8_t macs[12] = {2, 0, 0, 0, 0, 9, 2, 0, 0, 0, 0, 8};
+
+	memcpy(p, macs, sizeof macs);
+	p->ttl--;
+	p->ecn = WIRE_ECN_CE;
+	p->dscp = 0x3F;
+}
+
+/* wire_forward: a frame wire_build made goes out as wire_build would make it
+ * after the hop, for every kind of the vectors, with and without ICRC. */
+static void test_forward_is_build(void **state)
+{
+	uint8_t in[256], out[256], want[256];
+	struct pkt p;
+
+	(void)state;
+	for (int v = 0; v < NVEC; v++)
+		for (int icrc = 0; icrc < 2; icrc++) {
+			size_t n;
+			vector_pkt(v, &p);
+			p.icrc = icrc;
+			n = wire_build(&p, in, sizeof in);
+			assert_int_equal(wire_parse(in, n, icrc, &p), WIRE_OK);
+			hop(&p);
+			if (p.trimmed) { /* its lengths are not the frame's: built */
+				assert_int_equal(wire_forward(&p, in, out, sizeof out), 0);
+				continue;
+			}
+			assert_int_equal(wire_forward(&p, in, out, sizeof out), n);
+			assert_int_equal(wire_build(&p, want, sizeof want), n);
+			assert_memory_equal(out, want, n);
+			assert_int_equal(wire_parse(out, n, icrc, &p), WIRE_OK);
+		}
+	vector_pkt(0, &p);
+	assert_int_equal(wire_forward(&p, in, out, wire_frame_len(&p) - 1), 0);
+}
+
+/* Another tool's frame keeps what wire_build would write otherwise: no DF,
+ * an IP ID, a UDP checksum, a payload off the pattern, Ethernet padding
+ * left behind; the hop's fields and the IPv4 checksum are new. */
+static void test_forward_keeps_the_rest(void **state)
+{
+	uint8_t in[256], out[256];
+	size_t n = unhex(vector_hex[1], in, sizeof in);
+	struct pkt p;
+
+	(void)state;
+	in[20] = 0;		      /* flags: DF clear */
+	in[18] = 0x12, in[19] = 0x34; /* IP ID */
+	in[40] = 0xAB, in[41] = 0xCD; /* UDP checksum */
+	in[n - 1] ^= 0xFF;	      /* a payload byte off the pattern */
+	fix_csum(in);
+	memset(in + n, 0, 10); /* padding after the datagram */
+	assert_int_equal(wire_parse(in, n + 10, false, &p), WIRE_OK);
+	hop(&p);
+	assert_int_equal(wire_forward(&p, in, out, sizeof out), n);
+	assert_memory_equal(out, p.dst_mac, 6);
+	assert_memory_equal(out + 6, p.src_mac, 6);
+	assert_int_equal(out[15], 0x3F << 2 | WIRE_ECN_CE);
+	assert_int_equal(out[22], in[22] - 1);
+	assert_int_equal(out[24] << 8 | out[25], wire_ipv4_csum(out + WIRE_ETH_LEN));
+	assert_memory_equal(out + 16, in + 16, 6); /* length, ID, flags */
+	assert_memory_equal(out + 26, in + 26, n - 26);
+}
+
 static void test_pattern(void **state)
 {
 	uint8_t buf[600];
@@ -1000,6 +1069,8 @@ int main(void)
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_truncations),
 	    cmocka_unit_test(test_icrc),
+	    cmocka_unit_test(test_forward_is_build),
+	    cmocka_unit_test(test_forward_keeps_the_rest),
 	    cmocka_unit_test(test_pattern),
 	    cmocka_unit_test(test_pattern_runs),
 	    cmocka_unit_test(test_psn),

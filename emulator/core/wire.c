@@ -392,6 +392,23 @@ size_t wire_build(const struct pkt *p, uint8_t *buf, size_t cap)
 	return len;
 }
 
+size_t wire_forward(const struct pkt *p, const uint8_t *frame, uint8_t *buf, size_t cap)
+{
+	size_t len = wire_frame_len(p);
+	uint8_t *ip = buf + WIRE_ETH_LEN;
+
+	if (p->trimmed || len > cap)
+		return 0;
+	memcpy(buf, frame, len);
+	memcpy(buf, p->dst_mac, 6);
+	memcpy(buf + 6, p->src_mac, 6);
+	ip[1] = (uint8_t)((p->dscp & 0x3F) << 2 | (p->ecn & 3));
+	ip[8] = p->ttl ? p->ttl : WIRE_TTL;
+	put16(ip + 10, 0);
+	put16(ip + 10, wire_ipv4_csum(ip));
+	return len;
+}
+
 /* Checks the Ethernet, IPv4 and UDP headers of a frame (docs/protocol.md §2);
  * on success *dlen is the IP datagram's length. */
 static enum wire_error parse_ip_udp(const uint8_t *buf, size_t len, uint32_t *dlen)

@@ -317,6 +317,18 @@ static inline uint32_t wire_frame_len(const struct pkt *p)
  * Computes the IPv4 checksum (and the ICRC when p->icrc). */
 size_t wire_build(const struct pkt *p, uint8_t *buf, size_t cap);
 
+/* Build p from the frame it was parsed from (wire_parse), after a switch's
+ * hop changed what a hop changes and nothing else: the MACs, DSCP and ECN,
+ * the TTL.  The frame is copied with those fields and the IPv4 checksum
+ * written over: what wire_build makes of a frame that wire_build made (a
+ * daemon's, mrcemu's), and the rest of another tool's frame as it came (IP
+ * flags and ID, UDP checksum, the ICRC, which leaves TOS and TTL out).  A
+ * switch forwards bytes without comparing them to the pattern and making
+ * them again (docs/promises.md, What a frame costs).  Returns the frame
+ * length, or 0 when p was trimmed (its lengths changed: wire_build) or cap
+ * is too small. */
+size_t wire_forward(const struct pkt *p, const uint8_t *frame, uint8_t *buf, size_t cap);
+
 /* Parse a frame of len bytes.  Bytes after the IP total length (Ethernet
  * padding, the trailer) are ignored.  icrc says whether the datagram ends
  * with an ICRC.  p->payload points into buf. */

@@ -136,6 +136,10 @@ struct daemon_engine {
 	/* A frame at `now`, as received: one that does not parse (for the
 	 * engine to count by reason), or every frame when receive is NULL. */
 	void (*receive_frame)(void *ctx, int port, const uint8_t *frame, size_t len, ps_t now);
+	/* Every pkt the engine sends is one it got by receive, changed only
+	 * as a switch's hop changes a frame (MACs, DSCP, ECN, TTL) or trimmed:
+	 * it leaves as the bytes it came in (wire_forward). */
+	bool forwards;
 	/* `start`: virtual time 0 is the epoch; post the workload. */
 	void (*start)(void *ctx);
 	void (*progress)(void *ctx, struct daemon_progress *pr);

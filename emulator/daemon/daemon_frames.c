@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/invariant.h"
 #include "pcap/capture.h"
 
 /* ---- received frames ------------------------------------------------------------ */
@@ -31,7 +32,7 @@ struct daemon_rx {
 	uint8_t frame[PORT_MAX_FRAME];
 };
 
-static struct daemon_rx *rx_slot(struct daemon *d, struct pkt *p)
+static struct daemon_rx *rx_slot(struct daemon *d, const struct pkt *p)
 {
 	size_t n = d->pool.slab_size;
 	uintptr_t x = (uintptr_t)p;
@@ -304,12 +305,43 @@ static void capture_tx(struct daemon *d, struct daemon_port *port, const uint8_t
 	events_schedule_key(d->q, end, capture_sent_key(d->me->kind == NODE_NIC), capture_sent, c);
 }
 
+/* The frame a pkt was parsed from, when the engine forwards frames whole (a
+ * switch: every pkt it sends came in by a port, rx_arrive, and its slot is
+ * left alone while it lives); NULL for one the engine built, or cut. */
+static const uint8_t *forwarded_frame(struct daemon *d, const struct pkt *p)
+{
+	const struct daemon_rx *s;
+
+	if (!d->eng.forwards || p->trimmed || !(s = rx_slot(d, p)))
+		return NULL;
+	return s->frame;
+}
+
+/* p's bytes into buf: a frame forwarded whole goes out as it came, with what
+ * the hop changed written over (wire_forward), else it is built.  A frame
+ * that came from a daemon was built by wire_build, so both ways give the
+ * same bytes; `make check` compares them. */
+static size_t frame_bytes(struct daemon *d, const struct pkt *p, uint8_t *buf, size_t cap)
+{
+	const uint8_t *from = forwarded_frame(d, p);
+	size_t n = from ? wire_forward(p, from, buf, cap) : wire_build(p, buf, cap);
+
+#ifdef MRCEMU_CHECK_INVARIANTS
+	if (from && d->ports[rx_slot(d, p)->port].stamped) {
+		uint8_t *built = malloc(cap);
+		INVARIANT(built && wire_build(p, built, cap) == n && !memcmp(built, buf, n));
+		free(built);
+	}
+#endif
+	return n;
+}
+
 /* Build p and send it on port (queued in the port's batch). */
 static void send_frame(struct daemon *d, struct daemon_port *port, const struct pkt *p,
 		       ps_t arrival)
 {
 	uint8_t *buf = port->io ? port_tx_buf(port->io) : d->scratch;
-	size_t n = wire_build(p, buf, PORT_MAX_FRAME - WIRE_TRAILER_LEN);
+	size_t n = frame_bytes(d, p, buf, PORT_MAX_FRAME - WIRE_TRAILER_LEN);
 
 	if (!n) {
 		port->tx_build_failed++;

@@ -6,7 +6,7 @@
  * The daemon's event loop watches port_fd(); when it is readable, or
  * whenever the daemon wants to know every frame that has arrived so far,
  * port_recv() hands over the waiting frames one by one, each with the
- * CLOCK_MONOTONIC instant the kernel received it.  Frames leave in batches:
+ * CLOCK_MONOTONIC instant the kernel received it (unless rx.stamped).  Frames leave in batches:
  * port_tx_buf() lends a buffer to build the next frame in, port_tx_commit()
  * queues it, port_flush() sends what is queued. */
 #ifndef EMULATOR_PORT_H
@@ -60,10 +60,14 @@ struct port {
 struct port_rx_size {
 	unsigned slots;
 	size_t frame_max;
+	/* Every frame carries its own arrival (a trailer: the port faces a
+	 * daemon), so the kernel's receive time is not asked for and the
+	 * callback gets 0. */
+	bool stamped;
 };
 
 #define PORT_RX_SLOTS	512
-#define PORT_RX_DEFAULT ((struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME})
+#define PORT_RX_DEFAULT ((struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, false})
 
 /* Open a port by name: "tap:NAME" is a TAP port on device NAME,
  * "dpdk:DEVARGS" a DPDK ethdev port (make DPDK=1), any other name ("p0") an

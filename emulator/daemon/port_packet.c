@@ -47,6 +47,7 @@
 struct port_packet {
 	struct port up;
 	int fd;
+	bool stamped;	  /* no receive times asked for (port_rx_size) */
 	size_t rx_frame;  /* a receive buffer's bytes */
 	uint8_t *rx_bufs; /* RX_BATCH x rx_frame */
 	struct mmsghdr rx_msgs[RX_BATCH];
@@ -118,8 +119,9 @@ static size_t pp_recv(struct port *p, size_t max, port_rx_fn fn, void *arg)
 		if (max && max - n < want)
 			want = (unsigned)(max - n);
 		for (unsigned i = 0; i < want; i++) {
-			pp->rx_msgs[i].msg_hdr.msg_control = pp->rx_ctl[i].buf;
-			pp->rx_msgs[i].msg_hdr.msg_controllen = sizeof(pp->rx_ctl[i].buf);
+			pp->rx_msgs[i].msg_hdr.msg_control = pp->stamped ? NULL : pp->rx_ctl[i].buf;
+			pp->rx_msgs[i].msg_hdr.msg_controllen =
+			    pp->stamped ? 0 : sizeof(pp->rx_ctl[i].buf);
 			pp->rx_msgs[i].msg_hdr.msg_flags = 0;
 		}
 		r = recvmmsg(pp->fd, pp->rx_msgs, want, MSG_DONTWAIT, NULL);
@@ -127,12 +129,12 @@ static size_t pp_recv(struct port *p, size_t max, port_rx_fn fn, void *arg)
 			continue;
 		if (r <= 0)
 			break;
-		if (!n)
+		if (!n && !pp->stamped)
 			offset = (int64_t)(ts_ns(CLOCK_REALTIME) - ts_ns(CLOCK_MONOTONIC));
 		for (int i = 0; i < r; i++) {
 			struct msghdr *m = &pp->rx_msgs[i].msg_hdr;
 			size_t len = pp->rx_msgs[i].msg_len;
-			uint64_t rt = pp_msg_ts(m);
+			uint64_t rt = pp->stamped ? 0 : pp_msg_ts(m);
 
 			if (m->msg_flags & MSG_TRUNC)
 				p->stats.rx_truncated++;
@@ -285,6 +287,7 @@ static bool pp_setup(struct port_packet *pp, int ifindex, struct port_rx_size rx
 	struct sockaddr_ll sll = {
 	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = ifindex};
 
+	pp->stamped = rx.stamped;
 	pp->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (pp->fd < 0)
 		return pp_fail(pp, "AF_PACKET socket", err, errlen);
@@ -294,7 +297,9 @@ static bool pp_setup(struct port_packet *pp, int ifindex, struct port_rx_size rx
 	 * on a port must see what the daemon sends (mission: tap any link). */
 	if (setsockopt(pp->fd, SOL_SOCKET, SO_RCVBUFFORCE, &half, sizeof(half)))
 		return pp_fail(pp, "SO_RCVBUFFORCE", err, errlen);
-	if (setsockopt(pp->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)))
+	/* Only a frame without a stamp (an external endpoint's) needs its
+	 * receive time: asked of no socket, the kernel takes none. */
+	if (!rx.stamped && setsockopt(pp->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)))
 		return pp_fail(pp, "SO_TIMESTAMPNS", err, errlen);
 	if (bind(pp->fd, (struct sockaddr *)&sll, sizeof(sll)))
 		return pp_fail(pp, "bind", err, errlen);

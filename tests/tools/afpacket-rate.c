@@ -110,7 +110,8 @@ static int do_hold(const char *ifname, unsigned slots, size_t bytes)
 {
 	char err[256];
 	struct count c = {0};
-	struct port *p = port_open(ifname, (struct port_rx_size){slots, bytes}, err, sizeof(err));
+	struct port *p =
+	    port_open(ifname, (struct port_rx_size){slots, bytes, true}, err, sizeof(err));
 
 	if (!p) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
@@ -143,7 +144,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "hold"))
 		return do_hold(argv[2], (unsigned)strtoul(argv[3], NULL, 10),
 			       strtoul(argv[4], NULL, 10));
-	if (!(p = port_open(argv[2], PORT_RX_DEFAULT, err, sizeof(err)))) {
+	/* as a daemon's port to another daemon: frames carry their arrival */
+	if (!(p = port_open(argv[2], (struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, true},
+			    err, sizeof(err)))) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
 		return 1;
 	}

@@ -262,9 +262,13 @@ struct daemon {
 
 	/* Received frames wait in slots that belong to their pkt, one slab of
 	 * slots per slab of the packet pool, so a pkt's payload stays valid as
-	 * long as the pkt lives (daemon_frames.c, rx slots). */
+	 * long as the pkt lives (daemon_frames.c, rx slots).  A slot holds
+	 * frame_max bytes, the longest frame the fabric carries
+	 * (daemon_rx_size), no more: the slots a run goes through stay few
+	 * pages and lines. */
 	void **rx_slabs;
 	size_t rx_nslabs;
+	size_t frame_max;
 
 	/* The last event run: its time and the largest order key run at that
 	 * time, to recognize a stamped frame that comes too late. */

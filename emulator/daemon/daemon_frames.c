@@ -29,12 +29,18 @@ struct daemon_rx {
 	uint32_t len;
 	uint16_t port;
 	bool has_stamp;
-	uint8_t frame[PORT_MAX_FRAME];
+	uint8_t frame[]; /* d->frame_max bytes */
 };
+
+/* A slot's bytes: its fields and the fabric's longest frame, in whole lines. */
+static size_t rx_slot_size(const struct daemon *d)
+{
+	return (sizeof(struct daemon_rx) + d->frame_max + 63) & ~(size_t)63;
+}
 
 static struct daemon_rx *rx_slot(struct daemon *d, const struct pkt *p)
 {
-	size_t n = d->pool.slab_size;
+	size_t n = d->pool.slab_size, size = rx_slot_size(d);
 	uintptr_t x = (uintptr_t)p;
 
 	for (size_t k = d->pool.nslabs; k-- > 0;) {
@@ -50,13 +56,14 @@ static struct daemon_rx *rx_slot(struct daemon *d, const struct pkt *p)
 			d->rx_nslabs = d->pool.nslabs;
 		}
 		if (!d->rx_slabs[k]) {
-			if (!(d->rx_slabs[k] = calloc(n, sizeof(struct daemon_rx))))
+			if (!(d->rx_slabs[k] = calloc(n, size)))
 				return NULL;
 			/* In one call each, not a fault a page (daemon_memory.c). */
 			daemon_populate((void *)base, n * sizeof(struct pkt));
-			daemon_populate(d->rx_slabs[k], n * sizeof(struct daemon_rx));
+			daemon_populate(d->rx_slabs[k], n * size);
 		}
-		return (struct daemon_rx *)d->rx_slabs[k] + (x - base) / sizeof(struct pkt);
+		return (struct daemon_rx *)((uint8_t *)d->rx_slabs[k] +
+					    (x - base) / sizeof(struct pkt) * size);
 	}
 	return NULL;
 }
@@ -212,7 +219,7 @@ void daemon_frame_in(struct daemon *d, int port_index, const uint8_t *frame, siz
 	s->d = d;
 	s->p = p;
 	s->port = (uint16_t)port_index;
-	s->len = (uint32_t)(len < PORT_MAX_FRAME ? len : PORT_MAX_FRAME);
+	s->len = (uint32_t)(len < d->frame_max ? len : d->frame_max);
 	memcpy(s->frame, frame, s->len);
 	s->key = events_key_arrival(port->rx_id, port->rx_seq++);
 	s->has_stamp = port->stamped && wire_trailer_get(s->frame, s->len, &s->stamp, &seq);
@@ -341,7 +348,8 @@ static void send_frame(struct daemon *d, struct daemon_port *port, const struct 
 		       ps_t arrival)
 {
 	uint8_t *buf = port->io ? port_tx_buf(port->io) : d->scratch;
-	size_t n = frame_bytes(d, p, buf, PORT_MAX_FRAME - WIRE_TRAILER_LEN);
+	size_t cap = port->io ? port->io->tx_cap : sizeof(d->scratch);
+	size_t n = frame_bytes(d, p, buf, cap - WIRE_TRAILER_LEN);
 
 	if (!n) {
 		port->tx_build_failed++;

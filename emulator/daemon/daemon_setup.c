@@ -156,7 +156,7 @@ struct port_rx_size daemon_rx_size(const struct daemon *d, int i)
 	const struct topo_port *tp = &d->me->ports[i];
 	const struct link_end *out = &d->links[i];
 	struct link_end in;
-	struct port_rx_size rx = {.slots = PORT_RX_SLOTS, .frame_max = largest_frame(d->t)};
+	struct port_rx_size rx = {.slots = PORT_RX_SLOTS, .frame_max = d->frame_max};
 	ps_t ser_min_in, window;
 	uint64_t slots;
 
@@ -332,6 +332,7 @@ int daemon_init(struct daemon *d, const char *prog, const struct daemon_args *a,
 		return 2;
 	}
 	init_ports(d, a);
+	d->frame_max = largest_frame(d->t);
 	d->capture = a->capture || d->t->emu.capture;
 	d->sample_interval = a->sample_interval;
 	if (!(d->q = events_new()) || !pkt_pool_init(&d->pool, DAEMON_RX_SLAB, 0)) {

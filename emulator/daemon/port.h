@@ -50,6 +50,7 @@ struct port {
 	const struct port_class *cls;
 	char name[64];
 	struct port_stats stats;
+	size_t tx_cap; /* the bytes of a port_tx_buf() buffer */
 };
 
 /* What a port holds of frames that arrived and are not read yet: `slots`
@@ -102,8 +103,10 @@ static inline size_t port_recv(struct port *p, size_t max, port_rx_fn fn, void *
 	return p->cls->recv(p, max, fn, arg);
 }
 
-/* A buffer of PORT_MAX_FRAME bytes for the next frame; sends the queued
- * batch first when it is full.  Never NULL. */
+/* A buffer of p->tx_cap bytes for the next frame (an AF_PACKET port's
+ * hold rx.frame_max: the longest frame the fabric carries; a TAP or DPDK
+ * port's PORT_MAX_FRAME); sends the queued batch first when it is full.
+ * Never NULL. */
 static inline uint8_t *port_tx_buf(struct port *p)
 {
 	return p->cls->tx_buf(p);

@@ -269,6 +269,7 @@ struct port *port_dpdk_open(const char *devargs, struct port_rx_size rx, char *e
 	memcpy(name, devargs, n);
 	name[n] = 0;
 	d->up.cls = &dpdk_class;
+	d->up.tx_cap = PORT_MAX_FRAME;
 	d->timer_fd = -1;
 	snprintf(d->up.name, sizeof(d->up.name), "dpdk:%s", name);
 	with_framecnt(devargs, rx, args, sizeof(args));

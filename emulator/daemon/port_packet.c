@@ -56,7 +56,7 @@ struct port_packet {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(struct timespec))];
 	} rx_ctl[RX_BATCH];
-	uint8_t *tx_bufs; /* TX_BATCH x PORT_MAX_FRAME */
+	uint8_t *tx_bufs; /* TX_BATCH x up.tx_cap */
 	struct mmsghdr tx_msgs[TX_BATCH];
 	struct iovec tx_iov[TX_BATCH];
 	unsigned tx_count;
@@ -200,15 +200,15 @@ static uint8_t *pp_tx_buf(struct port *p)
 
 	if (pp->tx_count == TX_BATCH)
 		pp_flush(p);
-	return pp->tx_bufs + (size_t)pp->tx_count * PORT_MAX_FRAME;
+	return pp->tx_bufs + (size_t)pp->tx_count * pp->up.tx_cap;
 }
 
 static void pp_tx_commit(struct port *p, size_t len)
 {
 	struct port_packet *pp = pp_of(p);
 
-	if (len > PORT_MAX_FRAME)
-		len = PORT_MAX_FRAME;
+	if (len > pp->up.tx_cap)
+		len = pp->up.tx_cap;
 	pp->tx_iov[pp->tx_count].iov_len = len;
 	pp->tx_count++;
 	if (pp->tx_count == TX_BATCH)
@@ -309,7 +309,7 @@ static bool pp_setup(struct port_packet *pp, int ifindex, struct port_rx_size rx
 static void pp_init_tx(struct port_packet *pp)
 {
 	for (unsigned i = 0; i < TX_BATCH; i++) {
-		pp->tx_iov[i].iov_base = pp->tx_bufs + (size_t)i * PORT_MAX_FRAME;
+		pp->tx_iov[i].iov_base = pp->tx_bufs + (size_t)i * pp->up.tx_cap;
 		pp->tx_msgs[i].msg_hdr.msg_iov = &pp->tx_iov[i];
 		pp->tx_msgs[i].msg_hdr.msg_iovlen = 1;
 	}
@@ -326,7 +326,10 @@ struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *
 	}
 	pp->up.cls = &port_packet_class;
 	pp->fd = -1;
-	if (!(pp->tx_bufs = malloc((size_t)TX_BATCH * PORT_MAX_FRAME)) ||
+	/* Frames in and out are at most rx.frame_max (a promise frame is
+	 * Ethernet's minimum), in buffers of whole lines. */
+	pp->up.tx_cap = ((rx.frame_max < ETH_ZLEN ? ETH_ZLEN : rx.frame_max) + 63) & ~(size_t)63;
+	if (!(pp->tx_bufs = malloc((size_t)TX_BATCH * pp->up.tx_cap)) ||
 	    !pp_init_rx(pp, rx.frame_max)) {
 		snprintf(err, errlen, "port %s: out of memory", ifname);
 		pp_close(&pp->up);

@@ -190,6 +190,7 @@ struct port *port_tap_open(const char *ifname, struct port_rx_size rx, char *err
 		return NULL;
 	}
 	t->up.cls = &tap_class;
+	t->up.tx_cap = PORT_MAX_FRAME;
 	snprintf(t->up.name, sizeof(t->up.name), "tap:%s", ifname);
 	if (strlen(ifname) >= IFNAMSIZ) {
 		snprintf(err, errlen, "port tap:%s: name longer than %d characters", ifname,

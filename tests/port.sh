@@ -5,8 +5,11 @@
 # must hold at least SLOTS of them, and every frame it does not hold is
 # counted as dropped by the kernel, never lost silently.  Sizes: the
 # default fabric's largest frame (4,256 bytes) and a minimum frame (60), 64
-# slots, three times as many frames sent.  Needs root; the namespaces,
-# veth and processes it creates are removed on every exit path.
+# slots, three times as many frames sent.  And a port to a daemon, which
+# reads its IPv4 frames and its promise frames apart (port_packet.c), hands
+# them over in the link's order: 20,000 frames of a link, runs of either
+# kind, sent in bursts.  Needs root; the namespaces, veth and processes it
+# creates are removed on every exit path.
 set -uo pipefail
 . "$(dirname "$0")/lib/report.sh"
 cd "$(dirname "$0")/.."
@@ -69,4 +72,19 @@ hold() {
 
 hold 64 4256 192
 hold 64 60 768
+
+# link N: N frames of one link from A, read in B; every one in its place.
+link() {
+	ip netns exec "$B" "$TOOL" order "$VB" "$1" >"$tmp/order" 2>&1 &
+	holder=$!
+	sleep 0.3
+	ip netns exec "$A" "$TOOL" link "$VA" "$1" >/dev/null
+	wait "$holder"
+	local rc=$?
+	holder=
+	note "$(cat "$tmp/order")"
+	check $name-link-order test $rc -eq 0
+	check $name-link-had-promises grep -qE 'promises [1-9][0-9]{2,}' "$tmp/order"
+}
+link 20000
 exit $failed

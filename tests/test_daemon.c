@@ -972,10 +972,12 @@ static void test_rx_queues_from_the_lookahead(void **state)
 	rx = daemon_rx_size(&f->d, 0);
 	assert_int_equal(rx.slots, 2301);
 	assert_int_equal(rx.frame_max, PORT_MAX_FRAME);
-	assert_true(rx.stamped);       /* its frames carry their arrival: no receive time */
-	rx = daemon_rx_size(&f->d, 2); /* x0 makes no promises */
+	assert_true(rx.stamped); /* its frames carry their arrival: no receive time */
+	assert_int_equal(rx.promise_slots, DAEMON_RX_PROMISE_SLOTS); /* held apart */
+	rx = daemon_rx_size(&f->d, 2);				     /* x0 makes no promises */
 	assert_int_equal(rx.slots, PORT_RX_SLOTS);
-	assert_false(rx.stamped); /* its frames arrive when the kernel got them */
+	assert_false(rx.stamped);	       /* its frames arrive when the kernel got them */
+	assert_int_equal(rx.promise_slots, 0); /* any frame, in one socket */
 
 	/* No external endpoint, MSS 1,024 (a frame of 14 + 60 + 4 + 1,024 + 4
 	 * + 12 = 1,118 bytes), 100 Gbps (80 ps a byte), 500 ns: window 2 x

@@ -354,14 +354,15 @@ static void watch_ports(struct daemon *d)
 		struct daemon_port *port = &d->ports[i];
 		bool watch = !daemon_port_may_wait(d, port);
 
-		ev_io *w = port->watcher;
-
-		if (!w || watch == (bool)ev_is_active(w))
-			continue;
-		if (watch)
-			ev_io_start(d->loop, w);
-		else
-			ev_io_stop(d->loop, w);
+		for (int k = 0; k < port->nwatchers; k++) {
+			ev_io *w = (ev_io *)port->watcher + k;
+			if (watch == (bool)ev_is_active(w))
+				continue;
+			if (watch)
+				ev_io_start(d->loop, w);
+			else
+				ev_io_stop(d->loop, w);
+		}
 	}
 }
 
@@ -606,12 +607,16 @@ static bool open_ports(struct daemon *d)
 			fprintf(stderr, "%s %s: %s\n", d->prog, d->me->name, err);
 			return false;
 		}
-		if (!(w = calloc(1, sizeof(*w))))
+		port->nwatchers = port_fd2(port->io) >= 0 ? 2 : 1;
+		if (!(w = calloc((size_t)port->nwatchers, sizeof(*w))))
 			return false;
 		port->watcher = w;
-		ev_io_init(w, port_cb, port_fd(port->io), EV_READ);
-		w->data = port;
-		ev_io_start(d->loop, w);
+		for (int k = 0; k < port->nwatchers; k++) {
+			ev_io_init(&w[k], port_cb, k ? port_fd2(port->io) : port_fd(port->io),
+				   EV_READ);
+			w[k].data = port;
+			ev_io_start(d->loop, &w[k]);
+		}
 	}
 	return true;
 }

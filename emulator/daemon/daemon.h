@@ -232,7 +232,8 @@ struct daemon_port {
 	struct pkt *ext_head, *ext_tail; /* frames waiting for their wall time */
 	uint64_t tx_frames;		 /* frames handed over (also without a port) */
 	uint64_t tx_build_failed;
-	void *watcher; /* its ev_io */
+	void *watcher; /* its ev_io: one for each descriptor of the port */
+	int nwatchers; /* 1, or 2 (port_fd2) */
 	bool withheld; /* our promise moved past what the peer has asked for */
 };
 

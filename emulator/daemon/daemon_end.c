@@ -217,10 +217,9 @@ bool daemon_finish(struct daemon *d)
 
 static void free_port(struct daemon *d, struct daemon_port *port)
 {
-	if (port->watcher) {
-		ev_io_stop(d->loop, port->watcher);
-		free(port->watcher);
-	}
+	for (int k = 0; port->watcher && k < port->nwatchers; k++)
+		ev_io_stop(d->loop, (ev_io *)port->watcher + k);
+	free(port->watcher);
 	port_close(port->io);
 	port_close(port->mirror);
 	if (port->cap)

@@ -25,7 +25,7 @@ bool daemon_mirrors_open(struct daemon *d)
 		snprintf(ifname, sizeof(ifname), "m%d", p);
 		/* Output only: what arrives on it is never read. */
 		d->ports[p].mirror = port_open(
-		    ifname, (struct port_rx_size){16, PORT_MAX_FRAME, true}, err, sizeof(err));
+		    ifname, (struct port_rx_size){16, PORT_MAX_FRAME, true, 0}, err, sizeof(err));
 		if (!d->ports[p].mirror) {
 			fprintf(stderr, "%s %s: mirror of port %d: %s\n", d->prog, d->me->name, p,
 				err);

@@ -163,6 +163,7 @@ struct port_rx_size daemon_rx_size(const struct daemon *d, int i)
 	if (!d->ports[i].stamped)
 		return PORT_RX_DEFAULT;
 	rx.stamped = true;
+	rx.promise_slots = DAEMON_RX_PROMISE_SLOTS;
 	link_end_init(&in, d->t, tp->link, tp->peer);
 	if (!in.rate || !out->rate)
 		return rx;

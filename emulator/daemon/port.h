@@ -37,6 +37,7 @@ struct port_stats {
 struct port_class {
 	const char *name;
 	int (*fd)(const struct port *p);
+	int (*fd2)(const struct port *p); /* optional */
 	size_t (*recv)(struct port *p, size_t max, port_rx_fn fn, void *arg);
 	uint8_t *(*tx_buf)(struct port *p);
 	void (*tx_commit)(struct port *p, size_t len);
@@ -62,13 +63,18 @@ struct port_rx_size {
 	unsigned slots;
 	size_t frame_max;
 	/* Every frame carries its own arrival (a trailer: the port faces a
-	 * daemon), so the kernel's receive time is not asked for and the
-	 * callback gets 0. */
+	 * daemon, or nothing is read), so the kernel's receive time is not
+	 * asked for and the callback gets 0. */
 	bool stamped;
+	/* A port to a daemon: its frames are IPv4 or promise frames, which
+	 * share the link's sequence numbers; the promise frames may wait apart,
+	 * this many of them, and come back in the link's order (an AF_PACKET
+	 * port reads them from a socket of their own).  0: any frame. */
+	unsigned promise_slots;
 };
 
 #define PORT_RX_SLOTS	512
-#define PORT_RX_DEFAULT ((struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, false})
+#define PORT_RX_DEFAULT ((struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, false, 0})
 
 /* Open a port by name: "tap:NAME" is a TAP port on device NAME,
  * "dpdk:DEVARGS" a DPDK ethdev port (make DPDK=1), any other name ("p0") an
@@ -95,6 +101,14 @@ struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *
 static inline int port_fd(const struct port *p)
 {
 	return p->cls->fd(p);
+}
+
+/* A second one, readable while frames wait that port_fd() does not tell
+ * of (an AF_PACKET port to a daemon: its promise frames), or -1.  A
+ * waiting reader watches both. */
+static inline int port_fd2(const struct port *p)
+{
+	return p->cls->fd2 ? p->cls->fd2(p) : -1;
 }
 
 /* Hand up to max waiting frames to fn (0: all that wait).  Returns how many. */

@@ -11,16 +11,25 @@
  *                                   open IF to hold SLOTS frames of BYTES,
  *                                   say "ready", read nothing until stdin
  *                                   ends, then count what the kernel held
+ *   afpacket-rate link IF N         send N frames of one link as a daemon
+ *                                   does: stamped IPv4 frames and promise
+ *                                   frames mixed, sequence numbers 0..N-1
+ *   afpacket-rate order IF N        read N frames of a link and check that
+ *                                   they come in its order (a port to a
+ *                                   daemon reads promise frames apart)
  *
  * send and recv print one line: "frames N seconds S rate R" (frames per
  * second, from the first frame to the last); hold prints "held N dropped
- * D" (D: frames the kernel dropped for a full queue). */
+ * D" (D: frames the kernel dropped for a full queue); order prints "in
+ * order N of N promises P" or where the order broke. */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "core/wire.h"
 #include "daemon/port.h"
 
 static double now_s(void)
@@ -66,8 +75,8 @@ static int do_recv(struct port *p, unsigned long want)
 /* Frame i of `bytes` bytes as the daemons send theirs: IPv4, UDP to port
  * 4791, to a unicast MAC that is not the receiving veth's (as a daemon's
  * veth has not its node's: docs/architecture.md), so the receiving kernel
- * does for it what it does for theirs: a copy for the packet socket, since
- * the IPv4 handler takes it too, and a drop on entry to the IP stack. */
+ * does for it what it does for theirs: a drop on entry to the IP stack,
+ * then the frame to the port's IPv4 socket. */
 static void frame_like_daemons(uint8_t *b, size_t bytes, unsigned long i)
 {
 	size_t ip_len = bytes - 14;
@@ -111,7 +120,7 @@ static int do_hold(const char *ifname, unsigned slots, size_t bytes)
 	char err[256];
 	struct count c = {0};
 	struct port *p =
-	    port_open(ifname, (struct port_rx_size){slots, bytes, true}, err, sizeof(err));
+	    port_open(ifname, (struct port_rx_size){slots, bytes, true, 256}, err, sizeof(err));
 
 	if (!p) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
@@ -128,25 +137,99 @@ static int do_hold(const char *ifname, unsigned slots, size_t bytes)
 	return 0;
 }
 
+/* Frame k of a link: a promise frame when k's bits say so (runs of either
+ * kind, of uneven lengths), else a stamped frame of 100 to 4,160 bytes. */
+static bool link_promise(unsigned long k)
+{
+	return (k * 2654435761u >> 7) % 5 == 0 || (k / 37) % 4 == 1;
+}
+
+static int do_link(struct port *p, unsigned long n)
+{
+	static const uint8_t dst[6] = {2, 0, 0, 0, 0, 0xfe}, src[6] = {2, 0, 0, 0, 0, 1};
+
+	for (unsigned long k = 0; k < n; k++) {
+		uint8_t *b = port_tx_buf(p);
+		size_t len = 100 + (k * 97) % 4060;
+		if (link_promise(k)) {
+			struct wire_promise w = {.promise = k, .seq = (uint32_t)k};
+			port_tx_commit(p, wire_promise_put(b, dst, src, &w));
+		} else {
+			frame_like_daemons(b, len, k);
+			wire_trailer_put(b + len, (ps_t)k, (uint32_t)k);
+			port_tx_commit(p, len + WIRE_TRAILER_LEN);
+		}
+		if (k % 61 == 60) { /* a reader's batch may end anywhere */
+			port_flush(p);
+			usleep(50);
+		}
+	}
+	port_flush(p);
+	return 0;
+}
+
+struct order {
+	unsigned long n, promises;
+	long broke; /* the first frame out of place, -1 none */
+};
+
+static void ordered(void *arg, const uint8_t *data, size_t len, uint64_t rx_mono_ns)
+{
+	struct order *o = arg;
+	struct wire_promise w;
+	uint32_t seq = UINT32_MAX;
+	ps_t stamp;
+
+	(void)rx_mono_ns;
+	if (wire_promise_get(data, len, &w))
+		seq = w.seq, o->promises++;
+	else if (!wire_trailer_get(data, len, &stamp, &seq))
+		seq = UINT32_MAX;
+	if (seq != o->n && o->broke < 0)
+		o->broke = (long)o->n;
+	o->n++;
+}
+
+static int do_order(struct port *p, unsigned long want)
+{
+	struct order o = {.broke = -1};
+	struct pollfd pfd[2] = {{.fd = port_fd(p), .events = POLLIN},
+				{.fd = port_fd2(p), .events = POLLIN}};
+
+	while (o.n < want) {
+		if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 3000) <= 0)
+			break;
+		port_recv(p, 0, ordered, &o);
+	}
+	if (o.broke >= 0)
+		printf("out of order at %ld of %lu\n", o.broke, o.n);
+	else
+		printf("in order %lu of %lu promises %lu\n", o.n, want, o.promises);
+	return o.n == want && o.broke < 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	char err[256];
 	struct port *p;
 	int rc;
 
-	if (argc < 4 ||
-	    (strcmp(argv[1], "send") && strcmp(argv[1], "recv") && strcmp(argv[1], "hold")) ||
-	    (strcmp(argv[1], "recv") && argc < 5)) {
-		fprintf(stderr,
-			"usage: afpacket-rate send IF N BYTES | recv IF N | hold IF SLOTS BYTES\n");
+	bool two = argc >= 4 && (!strcmp(argv[1], "recv") || !strcmp(argv[1], "link") ||
+				 !strcmp(argv[1], "order"));
+
+	if (argc < 4 || (!two && strcmp(argv[1], "send") && strcmp(argv[1], "hold")) ||
+	    (!two && argc < 5)) {
+		fprintf(stderr, "usage: afpacket-rate send IF N BYTES | recv IF N | hold IF SLOTS "
+				"BYTES | link IF N | order IF N\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "hold"))
 		return do_hold(argv[2], (unsigned)strtoul(argv[3], NULL, 10),
 			       strtoul(argv[4], NULL, 10));
 	/* as a daemon's port to another daemon: frames carry their arrival */
-	if (!(p = port_open(argv[2], (struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, true},
-			    err, sizeof(err)))) {
+	if (!(p = port_open(argv[2],
+			    (struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, true, 256}, err,
+			    sizeof(err)))) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
 		return 1;
 	}
@@ -156,6 +239,10 @@ int main(int argc, char **argv)
 			     bytes < 60		      ? 60
 			     : bytes > PORT_MAX_FRAME ? PORT_MAX_FRAME
 						      : bytes);
+	} else if (!strcmp(argv[1], "link")) {
+		rc = do_link(p, strtoul(argv[3], NULL, 10));
+	} else if (!strcmp(argv[1], "order")) {
+		rc = do_order(p, strtoul(argv[3], NULL, 10));
 	} else {
 		rc = do_recv(p, strtoul(argv[3], NULL, 10));
 	}

@@ -206,6 +206,26 @@ static void test_arrival_key_layout(void **state)
 	assert_int_equal(events_key_arrival(3, 7), (3ULL << EVENTS_ARRIVAL_SEQ_BITS) | 7);
 }
 
+/* The next frame's key is the next sequence's on the same port, wrapping
+ * within the sequence's bits as events_key_arrival does (the simulation's
+ * wires count frames taken this way). */
+static void test_arrival_key_next(void **state)
+{
+	const uint64_t last = (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1;
+	const uint32_t ports[] = {0, 1, 4097, 0xFFFFFF};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		const uint64_t seqs[] = {0, 1, 41, last - 1, last};
+		for (size_t k = 0; k < sizeof(seqs) / sizeof(seqs[0]); k++)
+			assert_int_equal(
+			    events_key_arrival_next(events_key_arrival(ports[i], seqs[k])),
+			    events_key_arrival(ports[i], seqs[k] + 1));
+	}
+	assert_int_equal(events_key_arrival_next(events_key_arrival(5, last)),
+			 events_key_arrival(5, 0));
+}
+
 /* Times far past each wheel level, up to the 281 s of the 48-bit stamp and
  * beyond to near UINT64_MAX / 2 and PS_NEVER - 1, run at their exact ps. */
 static void test_far_future(void **state)
@@ -1075,6 +1095,7 @@ int main(void)
 	    cmocka_unit_test(test_one_slot_time_then_key),
 	    cmocka_unit_test(test_sorted_slot_engine_and_arrivals),
 	    cmocka_unit_test(test_arrival_key_layout),
+	    cmocka_unit_test(test_arrival_key_next),
 	    cmocka_unit_test(test_far_future),
 	    cmocka_unit_test(test_cancel),
 	    cmocka_unit_test(test_cancel_within_granule),

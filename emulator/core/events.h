@@ -34,6 +34,15 @@ static inline uint64_t events_key_arrival(uint32_t rx_port, uint64_t link_seq)
 	       (link_seq & ((1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1));
 }
 
+/* The key of the frame after key's on its link: the next sequence, as
+ * events_key_arrival keeps it. */
+static inline uint64_t events_key_arrival_next(uint64_t key)
+{
+	const uint64_t seq = (1ULL << EVENTS_ARRIVAL_SEQ_BITS) - 1;
+
+	return (key & ~seq) | ((key + 1) & seq);
+}
+
 struct events *events_new(void);
 void events_free(struct events *q);
 

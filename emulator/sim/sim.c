@@ -56,17 +56,20 @@ enum sim_rx { SIM_RX_NOWHERE, SIM_RX_NIC, SIM_RX_SW };
  * once a frame, for the next frame's arrival event, not twice (callgrind
  * at 1,024 hosts, per data packet: 160.9 -> 159.0 L2 misses, 6,390 ->
  * 6,375 instructions).  The receiving engine is one pointer and a kind,
- * to leave the room. */
+ * to leave the room.  Frames arrive in the order they were sent, so the
+ * first frame's link sequence is the count of frames taken: its arrival
+ * key (receiving port and that sequence) is kept whole, and moves on as
+ * a frame leaves; sending counts nothing. */
 struct sim_wire {
 	_Alignas(64) struct sim_frame *ring;
 	uint32_t head, len, cap; /* frames on the wire; cap a power of two */
-	uint32_t rx_port_id;	 /* the arrival key's: to_node x TOPO_MAX_PORTS + to_port */
-	uint64_t seq;		 /* frames ever sent: the next one's link sequence */
+	uint8_t rx_kind;	 /* enum sim_rx: what rx is */
+	bool rx_pcap, tx_pcap;	 /* rx_cap, tx_cap are set */
+	uint8_t to_port;	 /* the receiving port */
+	uint64_t key;		 /* ring[head]'s arrival key (events_key_arrival) */
 	struct events *q;
-	void *rx;	       /* the receiving engine, a NIC or a switch (connect_wires) */
-	struct pkt *first;     /* ring[head].p while the wire has frames */
-	uint8_t rx_kind;       /* enum sim_rx: what rx is */
-	bool rx_pcap, tx_pcap; /* rx_cap, tx_cap are set */
+	void *rx;	   /* the receiving engine, a NIC or a switch (connect_wires) */
+	struct pkt *first; /* ring[head].p while the wire has frames */
 
 	/* the pcaps, and where the wire goes */
 	_Alignas(64) struct capture *rx_cap; /* the pcaps of both ends, or NULL */
@@ -75,7 +78,7 @@ struct sim_wire {
 	uint64_t tx_cap_key; /* order key of the sender's pcap writes */
 	struct sim *sim;
 	uint32_t uncaptured; /* the last frames, not yet in the sender's pcap */
-	int to_node, to_port;
+	int to_node;
 	uint8_t macs[12]; /* of every frame on it: the far end's, the sender's */
 };
 _Static_assert(sizeof(struct sim_wire) == 128, "a wire is two cache lines");
@@ -148,15 +151,13 @@ static void arrive_nowhere(void *arg, ps_t now);
  * (issue 16). */
 static void schedule_arrival(struct sim_wire *w)
 {
-	events_fn fn = w->rx_kind == SIM_RX_NIC	 ? arrive_nic
-		       : w->rx_kind == SIM_RX_SW ? arrive_sw
-						 : arrive_nowhere;
+	static const events_fn arrive[] = {
+	    [SIM_RX_NOWHERE] = arrive_nowhere, [SIM_RX_NIC] = arrive_nic, [SIM_RX_SW] = arrive_sw};
 	const struct sim_frame *f = &w->ring[w->head];
 
 	w->first = f->p;
 	__builtin_prefetch(f->p);
-	events_schedule_key(w->q, f->arrival, events_key_arrival(w->rx_port_id, w->seq - w->len),
-			    fn, w);
+	events_schedule_key(w->q, f->arrival, w->key, arrive[w->rx_kind], w);
 }
 
 /* The first frame leaves the wire at now: the next one gets the event,
@@ -166,6 +167,7 @@ static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
 	struct pkt *p = w->first;
 
 	w->head = (w->head + 1) & (w->cap - 1);
+	w->key = events_key_arrival_next(w->key);
 	if (--w->len)
 		schedule_arrival(w);
 	if (w->rx_pcap)
@@ -186,7 +188,7 @@ static void arrive_sw(void *arg, ps_t now)
 	struct sim_wire *w = arg;
 	struct pkt *p = wire_take(w, now);
 
-	sw_receive_sent(w->rx, (int)(w->rx_port_id % TOPO_MAX_PORTS), p, now);
+	sw_receive_sent(w->rx, w->to_port, p, now);
 }
 
 static void arrive_nowhere(void *arg, ps_t now)
@@ -235,7 +237,6 @@ static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct p
 		abort();
 	}
 	w->ring[(w->head + w->len++) & (w->cap - 1)] = (struct sim_frame){p, arrival};
-	w->seq++;
 	if (w->len == 1)
 		schedule_arrival(w);
 	if (w->tx_cap && arrival - w->delay <= events_now(w->q)) {
@@ -257,15 +258,13 @@ static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival
 		return;
 	}
 	w->ring[(w->head + w->len++) & (w->cap - 1)] = (struct sim_frame){p, arrival};
-	w->seq++;
 }
 
-/* A switch's context is its node. */
+/* A switch's context is its node's ports: its frames go out without a
+ * look at the node. */
 static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival)
 {
-	struct sim_node *n = ctx;
-
-	wire_transmit(&n->ports[port_index].out, p, arrival);
+	wire_transmit(&((struct sim_port *)ctx)[port_index].out, p, arrival);
 }
 
 /* A NIC has one port, which is its context: its frames go out without a
@@ -333,7 +332,7 @@ static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 				.links = n->links,
 				.events = s->q,
 				.pool = &s->pool,
-				.host = {.ctx = n, .transmit = transmit},
+				.host = {.ctx = n->ports, .transmit = transmit},
 				.stats = s->switch_stats,
 				.host_macs = true};
 	char err[512];
@@ -369,8 +368,9 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 		    .q = s->q,
 		    .delay = n->links[p].delay,
 		    .to_node = tp->peer,
-		    .to_port = tp->peer_port,
-		    .rx_port_id = (uint32_t)(tp->peer * TOPO_MAX_PORTS + tp->peer_port)};
+		    .to_port = (uint8_t)tp->peer_port,
+		    .key = events_key_arrival((uint32_t)(tp->peer * TOPO_MAX_PORTS + tp->peer_port),
+					      0)};
 		memcpy(port->out.macs, s->t->nodes[tp->peer].mac, 6);
 		memcpy(port->out.macs + 6, tn->mac, 6);
 		if (s->capture && !open_capture(s, port, outdir, err, sizeof(err))) {

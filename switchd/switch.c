@@ -295,6 +295,18 @@ static __attribute__((noinline, cold)) bool ring_grow(struct sw_queue *q)
 	return true;
 }
 
+/* A queue of `bytes` beyond the least of its class's peaks. */
+static void raise_peaks(struct sw_class *c, uint32_t bytes)
+{
+	if (bytes > c->peak_ivl)
+		c->peak_ivl = bytes;
+	if (bytes > c->peak)
+		c->peak = bytes;
+	if (bytes > c->peak_sample)
+		c->peak_sample = bytes;
+	sw_class_peaks_low(c);
+}
+
 /* A frame was queued to class tc, whose queue now holds `bytes`. */
 static inline void count_enqueued(struct sw_port *port, int tc, uint64_t bytes)
 {
@@ -302,12 +314,8 @@ static inline void count_enqueued(struct sw_port *port, int tc, uint64_t bytes)
 
 	c->c.enqueued++;
 	port->seen |= (uint8_t)(1u << tc);
-	if (bytes > c->peak_ivl)
-		c->peak_ivl = (uint32_t)bytes;
-	if (bytes > c->peak)
-		c->peak = (uint32_t)bytes;
-	if (bytes > c->peak_sample)
-		c->peak_sample = (uint32_t)bytes;
+	if (bytes > c->peak_low)
+		raise_peaks(c, (uint32_t)bytes);
 }
 
 static inline void count_dequeued(struct sw_port *port, int tc, uint32_t len)

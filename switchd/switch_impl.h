@@ -63,10 +63,20 @@ struct sw_queue {
 struct sw_class {
 	_Alignas(64) struct sw_queue q;
 	uint32_t peak, peak_ivl, peak_sample; /* queue bytes: at most 1.5 x 1 GiB */
+	/* the least of the three (peak is never below the others): a frame
+	 * that leaves its queue no longer than that raises none, and costs
+	 * one test (sw_class_peaks_low) */
+	uint32_t peak_low;
 	struct sw_counters c;
 };
 _Static_assert(offsetof(struct sw_class, c.bytes) + sizeof(uint64_t) <= 64,
 	       "a frame's class counters in the class's first cache line");
+
+/* peak_low again, after peak_ivl or peak_sample changed. */
+static inline void sw_class_peaks_low(struct sw_class *c)
+{
+	c->peak_low = c->peak_ivl < c->peak_sample ? c->peak_ivl : c->peak_sample;
+}
 
 /* What a frame reads of its port is one cache line: at 1,024 hosts a
  * port is out of the cache between two of its frames, and a second line

@@ -93,6 +93,7 @@ static void stats_row(struct sw *sw, struct sw_port *port, int tc, ps_t now)
 	csv_end(c);
 	port->last[tc] = *t;
 	port->cls[tc].peak_ivl = (uint32_t)port->cls[tc].q.bytes;
+	sw_class_peaks_low(&port->cls[tc]);
 }
 
 static void stats_rows(struct sw *sw, ps_t now, bool final)
@@ -143,6 +144,7 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 				csv_str(c, "");
 			csv_end(c);
 			k->peak_sample = (uint32_t)k->q.bytes;
+			sw_class_peaks_low(k);
 		}
 	}
 }

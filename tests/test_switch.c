@@ -827,6 +827,33 @@ static void test_stats_rows(void **state)
 	rig_free(r);
 }
 
+/* max_queue_bytes is each interval's own peak: after an interval whose
+ * queue reached two frames, one of one frame shows one frame (a frame
+ * tests the least of the class's peaks alone, peak_low, which the
+ * interval's row lowers). */
+static void test_stats_interval_peak(void **state)
+{
+	struct rig *r = rig_new("leaf0", "SwitchStatsReportInterval = 1us", NULL, NULL, true);
+	char path[128], row[128];
+
+	(void)state;
+	for (int k = 0; k < 3; k++) /* one on the wire, two queued */
+		sw_receive(r->sw, 0, data_pkt(r, IP_H1, 300, 2), 0);
+	events_run_until(r->q, 1500 * PS_PER_NS);
+	for (int k = 0; k < 2; k++) /* one on the wire, one queued */
+		sw_receive(r->sw, 0, data_pkt(r, IP_H1, 300, 2), events_now(r->q));
+	events_run_until(r->q, 2500 * PS_PER_NS);
+	csv_close(r->stats);
+	r->stats = NULL;
+	snprintf(path, sizeof(path), "%s/switch-stats.csv", r->dir);
+	snprintf(row, sizeof(row), "1000000,leaf0,1,h1,0,3,3,%u,0,0,%u,0,", 3 * FULL, 2 * FULL);
+	assert_int_equal(count_lines(path, row), 1);
+	snprintf(row, sizeof(row), "2000000,leaf0,1,h1,0,2,2,%u,0,0,%u,0,", 2 * FULL, FULL);
+	assert_int_equal(count_lines(path, row), 1);
+	assert_int_equal(sw_counter(r->sw, "max_queue_bytes"), 2 * FULL);
+	rig_free(r);
+}
+
 /* PfcEnabled=true and codepoints unlike the NICs' are refused at start. */
 static void test_refusals(void **state)
 {
@@ -931,6 +958,7 @@ int main(void)
 	    cmocka_unit_test(test_port_down),
 	    cmocka_unit_test(test_link_down_window_and_loss),
 	    cmocka_unit_test(test_stats_rows),
+	    cmocka_unit_test(test_stats_interval_peak),
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_mutated_frames_counted),
 	};

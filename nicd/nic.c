@@ -40,7 +40,7 @@ struct nic *nic_new(const struct nic_params *prm)
 	hmap_init(&nic->groups);
 	nic_dests_init(nic);
 	hmap_init(&nic->monitor);
-	nic_pcie_init(nic);
+	nic_pcie_init(nic, prm->elide_before);
 	nic_cc_setup(nic);
 	nic_stats_start(nic);
 	return nic;

@@ -82,6 +82,16 @@ struct nic_params {
 	struct pkt_pool *pool;
 	struct nic_host host;
 	struct nic_records records;
+	/* Before this time the engine may keep some of its books without
+	 * their events, applying each effect where its event would have run
+	 * (nicd/pcie.c: the writes' ends), when the host promises two things:
+	 * frames reach the port no closer together than their serialization
+	 * at its rate (each end of a link serializes at the link's rate), and
+	 * it asks nothing of an event's time before then (the simulation's
+	 * run stops at a frame's arrival, or at its first event at or past
+	 * SIM_DEFAULT_LIMIT).  0: every event is kept (the daemons, whose
+	 * frames may come from anywhere). */
+	ps_t elide_before;
 };
 
 struct nic *nic_new(const struct nic_params *p);

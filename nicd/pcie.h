@@ -26,12 +26,15 @@ struct nic_pcie {
 	ps_t mss_ps;		 /* a completion or write of MSS bytes' */
 	ps_t n2h_free, h2n_free; /* when each direction is next free */
 	uint64_t txbuf_used;
+	ps_t elide_before;     /* writes ending before it may have no event (pcie.c) */
 	struct ring64 fetches; /* in flight, in order: qpn << 40 | idx */
 	struct ring64 waiting; /* writes waiting for the transmit buffer */
-	struct ring64 writing; /* writes in the buffer, in order */
+	struct ring64 writing; /* writes in the buffer, in order (pcie.c) */
 };
 
-void nic_pcie_init(struct nic *nic);
+/* The link idle; writes that end before elide_before may keep their ends
+ * without events (nic_params.elide_before). */
+void nic_pcie_init(struct nic *nic, ps_t elide_before);
 void nic_pcie_destroy(struct nic *nic);
 
 /* How long a completion or a write of `bytes` takes on the link. */

@@ -117,6 +117,11 @@ struct sim {
 	struct csv *switch_stats;
 	struct csv *samples_csv;
 	struct samples *samples; /* samples.csv, or NULL */
+	/* The engines may keep books without their events before this time
+	 * (nic_params.elide_before): the run ends at a frame's arrival or at
+	 * its first event at or past SIM_DEFAULT_LIMIT; a run to `until` may
+	 * end at any event, and keeps them all. */
+	ps_t elide_before;
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
 	bool progress;	    /* a progress line on stderr (a terminal, not -q) */
@@ -399,7 +404,8 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 					  .transmit = nic_transmit,
 					  .completion = completion,
 					  .failed = failed},
-				 .records = s->rec};
+				 .records = s->rec,
+				 .elide_before = s->elide_before};
 	n->nic = nic_new(&prm);
 	return n->nic != NULL;
 }
@@ -782,6 +788,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 	if (!sim_load(&s, o, report))
 		goto out;
 	s.capture = o->capture || s.t->emu.capture;
+	s.elide_before = o->until || s.t->emu.until ? 0 : SIM_DEFAULT_LIMIT;
 	s.progress = !o->quiet && isatty(STDERR_FILENO);
 	if (o->outdir)
 		snprintf(r->outdir, sizeof(r->outdir), "%s", o->outdir);

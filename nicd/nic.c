@@ -81,9 +81,11 @@ struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16
 		nic->c.tx_drop_no_memory++;
 		return NULL;
 	}
-	memcpy(p->src_mac, nic->mac, 6);
-	memcpy(p->dst_mac, nic->peer_mac, 6);
-	p->src_ip = nic->ip;
+	_Static_assert(offsetof(struct pkt, src_mac) == 6 && offsetof(struct pkt, src_ip) == 12 &&
+			   offsetof(struct nic, mac) == offsetof(struct nic, peer_mac) + 6 &&
+			   offsetof(struct nic, ip) == offsetof(struct nic, peer_mac) + 12,
+		       "a frame opens as the NIC keeps its addresses");
+	memcpy(p, nic->peer_mac, 16);
 	p->dst_ip = dst_ip;
 	p->ttl = WIRE_TTL;
 	p->sport = sport;

@@ -177,9 +177,12 @@ struct nic_monitor_row;
  * `a` (core/attrs.h), its counters the first of `c`. */
 struct nic {
 	_Alignas(64) struct nic_attrs a;
-	_Alignas(64) uint32_t ip;
+	/* A frame's first 16 bytes, its MACs and source address, as they
+	 * open a struct pkt: nic_pkt_new copies them at once. */
+	_Alignas(64) uint8_t peer_mac[6];
+	uint8_t mac[6];
+	uint32_t ip;
 	uint32_t unit; /* MSS + 60 (+4 with WireTimestamp) */
-	uint8_t mac[6], peer_mac[6];
 	struct pkt_pool *pool;
 	struct events *ev;
 	struct timers *timers; /* retransmission timers (core/timers.h) */

@@ -125,12 +125,12 @@ static void write_done(void *arg, ps_t now);
  * and leaves used + MSS + (end - now) / ps_per_byte <= PcieTxBufferSize,
  * used counting it.  (Writes' ends were 1 event in 21 at 8 hosts, issue
  * 16.) */
-static bool may_elide(const struct nic *nic, uint32_t bytes, ps_t end, ps_t now)
+static bool may_elide(const struct nic *nic, uint32_t bytes, ps_t end, ps_t now, bool behind)
 {
 	const struct nic_pcie *pc = &nic->pcie;
 	uint32_t ppb = nic->port.out.ps_per_byte;
 
-	return end < pc->elide_before && end < WRITE_END_MAX && ppb && pc->waiting.len == 1 &&
+	return end < pc->elide_before && end < WRITE_END_MAX && ppb && !behind &&
 	       pc->txbuf_used + bytes + nic->a.mss + (end - now) / ppb <= nic->a.pcie_tx_buffer;
 }
 
@@ -144,6 +144,31 @@ static void release_elided(struct nic_pcie *pc, ps_t now)
 		NIC_SUB(pc->txbuf_used, write_bytes(ring64_pop(&pc->writing)));
 }
 
+/* The next write, of `bytes` holding pool_bytes of the ingress pool, goes
+ * into the transmit buffer if it has room (and memory), with others
+ * waiting behind it or not; false if it must wait. */
+static bool accept(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, bool behind, ps_t now)
+{
+	struct nic_pcie *pc = &nic->pcie;
+	ps_t start = now > pc->n2h_free ? now : pc->n2h_free;
+	ps_t end = start + nic_pcie_time(nic, bytes);
+	bool elide = may_elide(nic, bytes, end, now, behind);
+
+	if ((pc->txbuf_used && pc->txbuf_used + bytes > nic->a.pcie_tx_buffer) ||
+	    !ring64_push(&pc->writing,
+			 elide ? end << WRITE_END_SHIFT | WRITE_ELIDED | bytes : bytes))
+		return false; /* no room, or no memory: tried again at the next */
+	pc->txbuf_used += bytes;
+	/* Seed, Receive buffer: the receive-pool space is released when the
+	 * write is accepted into the PCIe transmit buffer. */
+	nic_ingress_release(nic, pool_bytes, false);
+	pc->n2h_free = end;
+	nic->c.pcie_write_bytes += bytes;
+	if (!elide)
+		events_schedule(nic->ev, end, write_done, nic);
+	return true;
+}
+
 /* Accept waiting writes while the transmit buffer has room for them. */
 static void accept_writes(struct nic *nic, ps_t now)
 {
@@ -151,24 +176,9 @@ static void accept_writes(struct nic *nic, ps_t now)
 
 	while (pc->waiting.len) {
 		uint64_t w = ring64_front(&pc->waiting);
-		uint32_t bytes = (uint32_t)(w >> 32);
-		ps_t start = now > pc->n2h_free ? now : pc->n2h_free;
-		ps_t end = start + nic_pcie_time(nic, bytes);
-		bool elide = may_elide(nic, bytes, end, now);
-
-		if ((pc->txbuf_used && pc->txbuf_used + bytes > nic->a.pcie_tx_buffer) ||
-		    !ring64_push(&pc->writing,
-				 elide ? end << WRITE_END_SHIFT | WRITE_ELIDED | bytes : bytes))
-			return; /* no room, or no memory: tried again at the next */
+		if (!accept(nic, (uint32_t)(w >> 32), (uint32_t)w, pc->waiting.len > 1, now))
+			return;
 		ring64_pop(&pc->waiting);
-		pc->txbuf_used += bytes;
-		/* Seed, Receive buffer: the receive-pool space is released when
-		 * the write is accepted into the PCIe transmit buffer. */
-		nic_ingress_release(nic, (uint32_t)w, false);
-		pc->n2h_free = end;
-		nic->c.pcie_write_bytes += bytes;
-		if (!elide)
-			events_schedule(nic->ev, end, write_done, nic);
 	}
 }
 
@@ -190,6 +200,10 @@ static void write_done(void *arg, ps_t now)
 void nic_pcie_write(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, ps_t now)
 {
 	release_elided(&nic->pcie, now);
+	/* With no write waiting, it goes first, as it would from `waiting`:
+	 * mostly at once (issue 16: the ring's push and pop spared). */
+	if (!nic->pcie.waiting.len && accept(nic, bytes, pool_bytes, false, now))
+		return;
 	if (!ring64_push(&nic->pcie.waiting, (uint64_t)bytes << 32 | pool_bytes)) {
 		nic_ingress_release(nic, pool_bytes, false); /* out of memory */
 		return;

@@ -34,6 +34,7 @@ struct nic *nic_new(const struct nic_params *prm)
 	rng_seed(&nic->rng, prm->seed, prm->name);
 	nic_port_init(nic, prm->rate, prm->link);
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
+	nic->seg_overhead = nic_seg_nominal_overhead(&nic->a);
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);
 	nic_recv_init(nic);

@@ -182,7 +182,8 @@ struct nic {
 	_Alignas(64) uint8_t peer_mac[6];
 	uint8_t mac[6];
 	uint32_t ip;
-	uint32_t unit; /* MSS + 60 (+4 with WireTimestamp) */
+	uint32_t unit;	       /* MSS + 60 (+4 with WireTimestamp) */
+	uint32_t seg_overhead; /* a data packet's IP datagram less its payload */
 	struct pkt_pool *pool;
 	struct events *ev;
 	struct timers *timers; /* retransmission timers (core/timers.h) */

@@ -72,7 +72,7 @@ static uint64_t seen_bits(const struct nic_qp_send *sq, int64_t base)
 static void retire_seg(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, struct nic_seg *s)
 {
 	nic_timer_stop(nic, s);
-	nic_seg_leave_flight(nic, sq, idx);
+	nic_seg_leave_flight(nic, sq, s, idx);
 	if (s->state == SEG_RTX_QUEUED)
 		NIC_DEC(sq->rtx_pending);
 	if (s->tx_count != 1u + s->nacks)
@@ -229,7 +229,7 @@ static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest,
 		s->gap_queued = true;
 		found = true;
 		nic_timer_stop(nic, s);
-		nic_seg_leave_flight(nic, sq, i);
+		nic_seg_leave_flight(nic, sq, s, i);
 		nic_cc_on_loss(nic, sq->group, nic_seg_nominal(nic, nic_seg_len(nic, sq, i)), now);
 		s->sched_k = 1;
 		nic->c.retx_sack_gap++;
@@ -380,7 +380,7 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 	}
 	s->nacks++;
 	nic_timer_stop(nic, s);
-	nic_seg_leave_flight(nic, sq, (uint64_t)idx);
+	nic_seg_leave_flight(nic, sq, s, (uint64_t)idx);
 	if (n->code != WIRE_NACK_PSN_OOR_WINDOW)
 		nic_cc_on_trim_nack(nic, sq->group, rtt, now);
 	s->sched_k = 1;
@@ -450,7 +450,7 @@ static void timer_fire(void *arg, ps_t now)
 	s->timeouts++;
 	s->sched_k++;
 	nic_spray_assumed_bad(nic, sq->dest, s->ev, now);
-	nic_seg_leave_flight(nic, sq, idx);
+	nic_seg_leave_flight(nic, sq, s, idx);
 	nic_cc_on_timeout(nic, sq->group, nic_seg_nominal(nic, nic_seg_len(nic, sq, idx)), now);
 	nic->c.retx_timeout++;
 	nic_rtx_queue(nic, sq, idx, RTX_TIMEOUT, now);

@@ -11,11 +11,15 @@
 
 /* Seed, Segmentation: a packet's nominal size is its IP datagram, payload
  * + 60 bytes (+4 with WireTimestamp); on the wire it is 18 bytes more. */
+uint32_t nic_seg_nominal_overhead(const struct nic_attrs *a)
+{
+	return WIRE_DATA_OVERHEAD + (a->rtt_mode == RTT_WIRE_TIMESTAMP ? WIRE_TSETH_LEN : 0) +
+	       (a->icrc ? WIRE_ICRC_LEN : 0);
+}
+
 uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len)
 {
-	return len + WIRE_DATA_OVERHEAD +
-	       (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? WIRE_TSETH_LEN : 0) +
-	       (nic->a.icrc ? WIRE_ICRC_LEN : 0);
+	return len + nic->seg_overhead;
 }
 
 uint32_t nic_seg_wire(const struct nic *nic, uint32_t len)
@@ -139,14 +143,15 @@ static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
 }
 
 /* Seed, Packets on the wire; docs/protocol.md §1. */
-static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, ps_t now)
+static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s,
+			      uint64_t idx, ps_t now)
 {
 	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, idx),
 				    nic_spray_next(nic, sq->dest, sq->qpn));
 
 	if (!p)
 		return NULL;
-	nic_seg(sq, idx)->ev = p->sport;
+	s->ev = p->sport;
 	p->ecn = WIRE_ECN_ECT0;
 	p->dqpn = sq->remote_known ? sq->remote_qpn : sq->qpn;
 	if (!sq->remote_known)
@@ -178,18 +183,17 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
 	struct nic_seg *s;
 	struct pkt *p;
 
-	if (!sq || sq->error || nic_seg(sq, idx)->state != SEG_FETCHING) {
+	if (!sq || sq->error || (s = nic_seg(sq, idx))->state != SEG_FETCHING) {
 		/* The QP failed while the payload was on its way. */
 		nic_port_unreserve(nic, wire);
 		return;
 	}
-	p = build_data(nic, sq, idx, now);
+	p = build_data(nic, sq, s, idx, now);
 	if (!p) {
 		nic_port_unreserve(nic, wire);
 		nic_qp_error(nic, sq, now);
 		return;
 	}
-	s = nic_seg(sq, idx);
 	if (window_nearly_full(nic, sq->group))
 		p->flags |= WIRE_BTH_A;
 	p->dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
@@ -295,7 +299,7 @@ static uint64_t rtx_peek(struct nic_qp_send *sq)
  * trimmable-retransmission codepoint (seed, NACKs). */
 struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, ps_t now)
 {
-	struct pkt *p = build_data(nic, sq, idx, now);
+	struct pkt *p = build_data(nic, sq, nic_seg(sq, idx), idx, now);
 
 	if (!p)
 		return NULL;
@@ -360,10 +364,8 @@ void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, enum r
 	nic_qp_update(nic, sq);
 }
 
-void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, uint64_t idx)
+void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint64_t idx)
 {
-	struct nic_seg *s = nic_seg(sq, idx);
-
 	if (!s->inflight)
 		return;
 	s->inflight = false;
@@ -479,8 +481,9 @@ void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	sq->error = true;
 	nic->c.qp_error++;
 	for (uint64_t i = sq->snd_una; i < sq->next_fetch; i++) {
-		nic_timer_stop(nic, nic_seg(sq, i));
-		nic_seg_leave_flight(nic, sq, i);
+		struct nic_seg *s = nic_seg(sq, i);
+		nic_timer_stop(nic, s);
+		nic_seg_leave_flight(nic, sq, s, i);
 	}
 	events_cancel(nic->ev, sq->rerequest);
 	sq->rtx.head = sq->rtx.len = 0;

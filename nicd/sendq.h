@@ -189,6 +189,9 @@ static inline bool nic_send_has_rtx(const struct nic_qp_send *sq)
 /* Seed, Segmentation: a packet's nominal size (its IP datagram) and its
  * bytes on the wire, for `len` payload bytes. */
 uint32_t nic_seg_nominal(const struct nic *nic, uint32_t len);
+/* What nic_seg_nominal adds to a payload, from the attributes (kept in
+ * struct nic: asked several times a data packet). */
+uint32_t nic_seg_nominal_overhead(const struct nic_attrs *a);
 uint32_t nic_seg_wire(const struct nic *nic, uint32_t len);
 /* Segment idx's payload bytes. */
 uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx);
@@ -262,7 +265,7 @@ void nic_send_free_all(struct nic *nic);
 
 /* Internal to the sending side (sendq.c and recovery.c). */
 struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, ps_t now);
-void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, uint64_t idx);
+void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint64_t idx);
 void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, enum rtx_origin why,
 		   ps_t now);
 /* Free the chunks the cumulative PSN has passed. */

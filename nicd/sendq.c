@@ -29,7 +29,11 @@ uint32_t nic_seg_wire(const struct nic *nic, uint32_t len)
 
 uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx)
 {
-	uint64_t left = sq->bytes - idx * nic->a.mss;
+	uint64_t left;
+
+	if (idx + 1 < sq->npkts) /* all but the last are full */
+		return nic->a.mss;
+	left = sq->bytes - idx * nic->a.mss;
 	return (uint32_t)(left < nic->a.mss ? left : nic->a.mss);
 }
 

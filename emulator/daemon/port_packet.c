@@ -26,13 +26,17 @@
  * (pp_merge).  Promise frames, a few percent of a link's, wait in a small
  * receive ring (TPACKET_V2, slots of 256 bytes) that is looked at without
  * a system call, so the merge reads the IPv4 socket as often as a port of
- * one socket reads its own.
+ * one socket reads its own.  Such a port sends by a third socket, which
+ * gives the kernel each frame with a virtio header that makes the whole
+ * frame the head of its buffer (PACKET_VNET_HDR): one linear buffer from a
+ * slab rather than a head and a page fragment from the page allocator.
  *
  * Kernel receive timestamps (ports facing an external endpoint only) are
  * CLOCK_REALTIME; they are converted to CLOCK_MONOTONIC with the offset
  * between the two clocks read per batch. */
 #include <errno.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <sched.h>
@@ -103,10 +107,15 @@ struct port_packet {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(struct timespec))];
 	} rx_ctl[RX_BATCH];
-	struct sockaddr_ll promise_to; /* a promise frame is sent as its EtherType */
-	uint8_t *tx_bufs;	       /* TX_BATCH x up.tx_cap */
+	/* Frames leave by tfd: fd, or for a port to a daemon a socket of its
+	 * own that receives nothing and takes each frame in one linear buffer
+	 * (PACKET_VNET_HDR: the virtio header before each frame says the whole
+	 * frame is its head) rather than a head and a page fragment. */
+	int tfd;
+	uint8_t *tx_bufs; /* TX_BATCH x up.tx_cap */
 	struct mmsghdr tx_msgs[TX_BATCH];
-	struct iovec tx_iov[TX_BATCH];
+	struct iovec tx_iov[TX_BATCH][2]; /* the virtio header (tfd's own), the frame */
+	struct virtio_net_hdr tx_vnet[TX_BATCH];
 	unsigned tx_count;
 };
 
@@ -321,7 +330,7 @@ static bool pp_retry(struct port_packet *pp, struct msghdr *m)
 	for (int i = 0; i < TX_RETRIES; i++) {
 		pp->up.stats.tx_retries++;
 		sched_yield();
-		if (sendmsg(pp->fd, m, 0) >= 0)
+		if (sendmsg(pp->tfd, m, 0) >= 0)
 			return true;
 		if (errno != ENOBUFS && errno != EAGAIN && errno != EINTR)
 			return false;
@@ -335,11 +344,11 @@ static void pp_flush(struct port *p)
 	unsigned done = 0;
 
 	while (done < pp->tx_count) {
-		int r = sendmmsg(pp->fd, pp->tx_msgs + done, pp->tx_count - done, 0);
+		int r = sendmmsg(pp->tfd, pp->tx_msgs + done, pp->tx_count - done, 0);
 		if (r > 0) {
 			for (int i = 0; i < r; i++) {
 				p->stats.tx_frames++;
-				p->stats.tx_bytes += pp->tx_iov[done + i].iov_len;
+				p->stats.tx_bytes += pp->tx_iov[done + i][1].iov_len;
 			}
 			done += (unsigned)r;
 			continue;
@@ -350,7 +359,7 @@ static void pp_flush(struct port *p)
 		if ((errno == ENOBUFS || errno == EAGAIN) &&
 		    pp_retry(pp, &pp->tx_msgs[done].msg_hdr)) {
 			p->stats.tx_frames++;
-			p->stats.tx_bytes += pp->tx_iov[done].iov_len;
+			p->stats.tx_bytes += pp->tx_iov[done][1].iov_len;
 		} else {
 			p->stats.tx_dropped++;
 		}
@@ -365,24 +374,17 @@ static uint8_t *pp_tx_buf(struct port *p)
 
 	if (pp->tx_count == TX_BATCH)
 		pp_flush(p);
-	return pp->tx_bufs + (size_t)pp->tx_count * pp->up.tx_cap;
+	return pp->tx_iov[pp->tx_count][1].iov_base;
 }
 
-/* A socket bound to IPv4 sends a frame as IPv4 unless told its type: a
- * promise frame is sent as what it is. */
 static void pp_tx_commit(struct port *p, size_t len)
 {
 	struct port_packet *pp = pp_of(p);
-	struct msghdr *m = &pp->tx_msgs[pp->tx_count].msg_hdr;
-	const uint8_t *f = pp->tx_iov[pp->tx_count].iov_base;
-	bool promise =
-	    pp->linked && len >= WIRE_ETH_LEN && (f[12] << 8 | f[13]) == WIRE_ETHERTYPE_PROMISE;
 
 	if (len > pp->up.tx_cap)
 		len = pp->up.tx_cap;
-	pp->tx_iov[pp->tx_count].iov_len = len;
-	m->msg_name = promise ? &pp->promise_to : NULL;
-	m->msg_namelen = promise ? sizeof(pp->promise_to) : 0;
+	pp->tx_iov[pp->tx_count][1].iov_len = len;
+	pp->tx_vnet[pp->tx_count].hdr_len = (uint16_t)len; /* little-endian, as on x86 */
 	pp->tx_count++;
 	if (pp->tx_count == TX_BATCH)
 		pp_flush(p);
@@ -392,10 +394,12 @@ static void pp_close(struct port *p)
 {
 	struct port_packet *pp = pp_of(p);
 
-	if (pp->fd >= 0) {
+	if (pp->tfd >= 0)
 		pp_flush(p);
+	if (pp->tfd >= 0 && pp->tfd != pp->fd)
+		close(pp->tfd);
+	if (pp->fd >= 0)
 		close(pp->fd);
-	}
 	if (pp->promise.map)
 		munmap(pp->promise.map, pp->promise.bytes);
 	if (pp->promise.fd >= 0)
@@ -531,24 +535,34 @@ static bool pp_setup_ring(struct port_packet *pp, int ifindex, struct port_rx_si
 }
 
 /* A port to a daemon: IPv4 frames in one socket, promise frames in a ring
- * of their own (port_fd2). */
+ * of their own (port_fd2), and a socket to send with (tfd, bound to no
+ * type: the kernel reads each frame's from its header). */
 static bool pp_setup_linked(struct port_packet *pp, int ifindex, struct port_rx_size rx, char *err,
 			    size_t errlen)
 {
+	int one = 1;
+
 	pp->linked = true;
-	pp->promise_to = (struct sockaddr_ll){.sll_family = AF_PACKET,
-					      .sll_protocol = htons(WIRE_ETHERTYPE_PROMISE),
-					      .sll_ifindex = ifindex};
-	return pp_setup_data(pp, ifindex, ETH_P_IP, rx, err, errlen) &&
-	       pp_setup_ring(pp, ifindex, rx, err, errlen);
+	if (!pp_setup_data(pp, ifindex, ETH_P_IP, rx, err, errlen) ||
+	    !pp_setup_ring(pp, ifindex, rx, err, errlen))
+		return false;
+	if ((pp->tfd = pp_socket(pp, err, errlen)) < 0)
+		return false;
+	if (setsockopt(pp->tfd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)))
+		return pp_fail(pp, "PACKET_VNET_HDR", err, errlen);
+	return pp_bind(pp, pp->tfd, ifindex, 0, err, errlen);
 }
 
+/* Each frame's iovecs, its virtio header first where tfd takes one. */
 static void pp_init_tx(struct port_packet *pp)
 {
+	bool vnet = pp->tfd != pp->fd;
+
 	for (unsigned i = 0; i < TX_BATCH; i++) {
-		pp->tx_iov[i].iov_base = pp->tx_bufs + (size_t)i * pp->up.tx_cap;
-		pp->tx_msgs[i].msg_hdr.msg_iov = &pp->tx_iov[i];
-		pp->tx_msgs[i].msg_hdr.msg_iovlen = 1;
+		pp->tx_iov[i][0] = (struct iovec){&pp->tx_vnet[i], sizeof(pp->tx_vnet[i])};
+		pp->tx_iov[i][1].iov_base = pp->tx_bufs + (size_t)i * pp->up.tx_cap;
+		pp->tx_msgs[i].msg_hdr.msg_iov = pp->tx_iov[i] + !vnet;
+		pp->tx_msgs[i].msg_hdr.msg_iovlen = vnet ? 2 : 1;
 	}
 }
 
@@ -564,7 +578,7 @@ struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *
 	}
 	pp->up.cls = &port_packet_class;
 	pp->stamps = !rx.stamped;
-	pp->fd = pp->data.fd = pp->promise.fd = -1;
+	pp->fd = pp->data.fd = pp->promise.fd = pp->tfd = -1;
 	/* Frames in and out are at most rx.frame_max (a promise frame is
 	 * Ethernet's minimum), in buffers of whole lines. */
 	pp->up.tx_cap = ((rx.frame_max < ETH_ZLEN ? ETH_ZLEN : rx.frame_max) + 63) & ~(size_t)63;
@@ -575,7 +589,6 @@ struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *
 		return NULL;
 	}
 	snprintf(pp->up.name, sizeof(pp->up.name), "%s", ifname);
-	pp_init_tx(pp);
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex) {
 		snprintf(err, errlen, "port %s: no such interface in this namespace", ifname);
@@ -588,6 +601,9 @@ struct port *port_packet_open(const char *ifname, struct port_rx_size rx, char *
 		pp_close(&pp->up);
 		return NULL;
 	}
+	if (pp->tfd < 0)
+		pp->tfd = pp->fd;
+	pp_init_tx(pp);
 	return &pp->up;
 }
 

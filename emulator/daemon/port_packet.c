@@ -97,7 +97,7 @@ struct pp_ring {
 
 struct port_packet {
 	struct port up;
-	int fd;	     /* every frame in and out; or, to a daemon, IPv4 in and all out */
+	int fd;	     /* every frame in; to a daemon, its IPv4 frames */
 	bool linked; /* to a daemon: IPv4 and promise frames apart (rx.promise_slots) */
 	bool stamps; /* each frame's receive time is asked for (not rx.stamped) */
 	struct pp_rxq data;
@@ -384,7 +384,8 @@ static void pp_tx_commit(struct port *p, size_t len)
 	if (len > pp->up.tx_cap)
 		len = pp->up.tx_cap;
 	pp->tx_iov[pp->tx_count][1].iov_len = len;
-	pp->tx_vnet[pp->tx_count].hdr_len = (uint16_t)len; /* little-endian, as on x86 */
+	/* read only by a tfd with virtio headers; little-endian, as on x86 */
+	pp->tx_vnet[pp->tx_count].hdr_len = (uint16_t)len;
 	pp->tx_count++;
 	if (pp->tx_count == TX_BATCH)
 		pp_flush(p);

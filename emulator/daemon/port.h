@@ -3,12 +3,13 @@
  * recvmmsg implements it (emulator/daemon/port_packet.c); a TAP port and the optional
  * DPDK port (make DPDK=1) implement the same class.
  *
- * The daemon's event loop watches port_fd(); when it is readable, or
- * whenever the daemon wants to know every frame that has arrived so far,
- * port_recv() hands over the waiting frames one by one, each with the
- * CLOCK_MONOTONIC instant the kernel received it (unless rx.stamped).  Frames leave in batches:
- * port_tx_buf() lends a buffer to build the next frame in, port_tx_commit()
- * queues it, port_flush() sends what is queued. */
+ * The daemon's event loop watches port_fd() (and port_fd2()); when it is
+ * readable, or whenever the daemon wants to know every frame that has
+ * arrived so far, port_recv() hands over the waiting frames one by one,
+ * each with the CLOCK_MONOTONIC instant the kernel received it (unless
+ * rx.stamped).  Frames leave in batches: port_tx_buf() lends a buffer to
+ * build the next frame in, port_tx_commit() queues it, port_flush() sends
+ * what is queued. */
 #ifndef EMULATOR_PORT_H
 #define EMULATOR_PORT_H
 
@@ -69,7 +70,7 @@ struct port_rx_size {
 	/* A port to a daemon: its frames are IPv4 or promise frames, which
 	 * share the link's sequence numbers; the promise frames may wait apart,
 	 * this many of them, and come back in the link's order (an AF_PACKET
-	 * port reads them from a socket of their own).  0: any frame. */
+	 * port holds them in a ring of their own).  0: any frame. */
 	unsigned promise_slots;
 };
 

@@ -3,7 +3,9 @@
 # nothing (docs/promises.md, Receive queues): a port opened for SLOTS frames
 # of BYTES (the daemons' own port layer, tests/tools/afpacket-rate hold)
 # must hold at least SLOTS of them, and every frame it does not hold is
-# counted as dropped by the kernel, never lost silently.  Sizes: the
+# counted as dropped by the kernel, never lost silently; its transmit
+# buffers are its largest frame in whole cache lines, and it asks the kernel
+# for no receive times.  Sizes: the
 # default fabric's largest frame (4,256 bytes) and a minimum frame (60), 64
 # slots, three times as many frames sent.  And a port to a daemon, which
 # reads its IPv4 frames and its promise frames apart (port_packet.c), hands
@@ -68,6 +70,11 @@ hold() {
 	check $name-$bytes-holds-its-slots [ "${held:-0}" -ge "$slots" ]
 	check $name-$bytes-counts-every-drop [ $((${held:-0} + ${dropped:-0})) -eq "$sent" ]
 	check $name-$bytes-is-a-bound [ "${dropped:-0}" -gt 0 ]
+	# Its transmit buffers hold its largest frame in whole lines, not
+	# 9 KiB; its frames carry their arrival, so it asks the kernel for no
+	# receive time (docs/promises.md, What a frame costs).
+	check $name-$bytes-tx-buffers grep -q "tx_cap $(((bytes + 63) / 64 * 64)) " <<<"$line"
+	check $name-$bytes-no-timestamps grep -q 'timestamps off' <<<"$line"
 }
 
 hold 64 4256 192

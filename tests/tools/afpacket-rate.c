@@ -20,12 +20,15 @@
  *
  * send and recv print one line: "frames N seconds S rate R" (frames per
  * second, from the first frame to the last); hold prints "held N dropped
- * D" (D: frames the kernel dropped for a full queue); order prints "in
+ * D tx_cap C timestamps on|off" (D: frames the kernel dropped for a full
+ * queue; C: the bytes of a transmit buffer; whether the kernel is asked for
+ * receive times); order prints "in
  * order N of N promises P" or where the order broke. */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,14 +116,30 @@ static int do_send(struct port *p, unsigned long n, size_t bytes)
 	return 0;
 }
 
+/* A port as a daemon opens one to another daemon (daemon_rx_size): its
+ * frames carry their arrival, and promise frames wait apart. */
+static struct port *link_port(const char *ifname, unsigned slots, size_t bytes, char *err,
+			      size_t errlen)
+{
+	return port_open(ifname, (struct port_rx_size){slots, bytes, true, 256}, err, errlen);
+}
+
+/* Whether the port's socket asks the kernel for receive times. */
+static bool asks_timestamps(const struct port *p)
+{
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	return !getsockopt(port_fd(p), SOL_SOCKET, SO_TIMESTAMPNS, &on, &len) && on;
+}
+
 /* What a port sized for `slots` frames holds while its daemon reads
  * nothing (docs/promises.md, Receive queues): tests/port.sh. */
 static int do_hold(const char *ifname, unsigned slots, size_t bytes)
 {
 	char err[256];
 	struct count c = {0};
-	struct port *p =
-	    port_open(ifname, (struct port_rx_size){slots, bytes, true, 256}, err, sizeof(err));
+	struct port *p = link_port(ifname, slots, bytes, err, sizeof(err));
 
 	if (!p) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
@@ -132,7 +151,9 @@ static int do_hold(const char *ifname, unsigned slots, size_t bytes)
 		;
 	while (port_recv(p, 0, counted, &c))
 		;
-	printf("held %lu dropped %llu\n", c.n, (unsigned long long)port_stats(p)->rx_dropped);
+	printf("held %lu dropped %llu tx_cap %zu timestamps %s\n", c.n,
+	       (unsigned long long)port_stats(p)->rx_dropped, p->tx_cap,
+	       asks_timestamps(p) ? "on" : "off");
 	port_close(p);
 	return 0;
 }
@@ -226,10 +247,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "hold"))
 		return do_hold(argv[2], (unsigned)strtoul(argv[3], NULL, 10),
 			       strtoul(argv[4], NULL, 10));
-	/* as a daemon's port to another daemon: frames carry their arrival */
-	if (!(p = port_open(argv[2],
-			    (struct port_rx_size){PORT_RX_SLOTS, PORT_MAX_FRAME, true, 256}, err,
-			    sizeof(err)))) {
+	if (!(p = link_port(argv[2], PORT_RX_SLOTS, PORT_MAX_FRAME, err, sizeof(err)))) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
 		return 1;
 	}

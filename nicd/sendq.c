@@ -54,6 +54,7 @@ static bool send_alloc(struct nic *nic, struct nic_qp_send *sq)
 	while (sq->chunk_shift < 63 && (1ULL << sq->chunk_shift) < n &&
 	       (1ULL << sq->chunk_shift) < NIC_SEG_CHUNK)
 		sq->chunk_shift++;
+	sq->chunk_mask = (1u << sq->chunk_shift) - 1;
 	sq->tx_start_cap = n < 2 * NIC_SEG_CHUNK ? n : 2 * NIC_SEG_CHUNK;
 	sq->tx_start.narrow = calloc(sq->tx_start_cap, sizeof(uint32_t));
 	return sq->tx_start.narrow != NULL;
@@ -254,6 +255,7 @@ static bool seg_room(struct nic_qp_send *sq, uint64_t idx)
 	}
 	c->sq = sq;
 	c->first = idx;
+	INVARIANT((idx & (n - 1)) == 0); /* nic_seg: a chunk starts at a multiple of n */
 	return true;
 }
 
@@ -276,7 +278,7 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 		nic_port_unreserve(nic, wire);
 		return false;
 	}
-	*nic_seg(sq, idx) = (struct nic_seg){.pos = (uint8_t)(idx & ((1u << sq->chunk_shift) - 1)),
+	*nic_seg(sq, idx) = (struct nic_seg){.pos = (uint8_t)(idx & sq->chunk_mask),
 					     .sched_k = 1,
 					     .state = SEG_FETCHING,
 					     .inflight = true};

@@ -9,6 +9,8 @@
 
 #include "nic_impl.h"
 
+#include "core/lines.h"
+
 /* Seed, Segmentation: a packet's nominal size is its IP datagram, payload
  * + 60 bytes (+4 with WireTimestamp); on the wire it is 18 bytes more. */
 uint32_t nic_seg_nominal_overhead(const struct nic_attrs *a)
@@ -79,7 +81,7 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 
 	/* RETH's DMA length is 32 bits. */
 	if (bytes > WIRE_MAX_MSG_BYTES || dst_ip == nic->ip || !msg_id || msg_id > NIC_MAX_MSG_ID ||
-	    !(sq = calloc(1, sizeof(*sq)))) {
+	    !(sq = lines_calloc(1, sizeof(*sq)))) {
 		nic->c.msgs_refused++;
 		return false;
 	}

@@ -80,38 +80,21 @@ struct nic_seg_chunk {
 	struct nic_seg segs[];
 };
 
-/* The sending side of a QP: one message (the Chakra workload). */
+/* The sending side of a QP: one message (the Chakra workload).
+ *
+ * At 1,024 hosts a QP is out of the cache between two of its frames
+ * (issue 16), so its fields are grouped by the events that read them, a
+ * cache line each (the QP is allocated on a line): a data frame's
+ * serialization start reads the first line alone (sender_of, its
+ * serialization start's place), its end the first two (the segment, the
+ * completion), its fetch and hand-off the first three, a SACK the first
+ * four.  In its old order a frame's start read three lines and its end
+ * four. */
 struct nic_qp_send {
-	struct nic *nic;
-	uint32_t qpn;
-	uint32_t remote_qpn;
-	bool remote_known; /* learned from a SACK or NACK: C = 0 from then */
-	uint32_t peer_ip;
-	struct nic_group *group;
-	struct nic_dest *dest;
-	struct nic_sched_qp turn; /* sched.c's: its place in the group's turns */
-
-	uint64_t msg_id; /* the message index of docs/protocol.md §1 */
-	uint64_t bytes;
+	/* -- line 0: a data frame's start and end */
+	_Alignas(64) uint64_t next_fetch; /* next new segment to fetch */
+	uint64_t snd_una;		  /* cumulative PSN + 1, as an index */
 	uint64_t npkts;
-	ps_t posted;
-
-	uint64_t next_fetch; /* next new segment to fetch */
-	uint64_t snd_una;    /* cumulative PSN + 1, as an index */
-	uint64_t next_sent;  /* one past the highest index handed to the port */
-	uint64_t cack_acked; /* cumulative ACK (opcode 0xD1) + 1, as an index */
-	bool recovery;	     /* loss recovery (seed, Loss detection) */
-	uint64_t recovery_end;
-	uint64_t outstanding; /* segments not retired */
-
-	/* The chunks of segments snd_una .. next_fetch - 1 and the chunk of
-	 * the message's last segment (its completion re-request reads it),
-	 * oldest first: struct nic_seg_chunk pointers. */
-	struct ring64 chunks;
-	uint64_t chunk0;     /* number (first index >> chunk_shift) of the oldest */
-	uint8_t chunk_shift; /* log2 of the segments per chunk */
-	uint32_t chunk_mask; /* the segments per chunk - 1: a place in one */
-
 	/* The start of each segment's last serialization (§12 rule 9), by
 	 * index & (tx_start_cap - 1), or NIC_TX_AMBIGUOUS.  The sender keeps
 	 * it for the last `kept` segments fetched: MaxPSNRange, or the whole
@@ -124,23 +107,55 @@ struct nic_qp_send {
 		ps_t *wide;
 	} tx_start;
 	uint64_t tx_start_cap, kept;
+	ps_t posted;
+	uint32_t chunk_mask; /* the segments per chunk - 1: a place in one */
+	uint8_t chunk_shift; /* log2 of the segments per chunk */
 	bool tx_start_wide;
+	bool send_complete, error;
 
-	struct ring64 rtx;    /* indices queued for retransmission, oldest
-			       * first; may hold retired ones */
+	/* -- line 1: its segments, and where its packets go */
+	/* The chunks of segments snd_una .. next_fetch - 1 and the chunk of
+	 * the message's last segment (its completion re-request reads it),
+	 * oldest first: struct nic_seg_chunk pointers. */
+	struct ring64 chunks;
+	uint64_t chunk0;    /* number (first index >> chunk_shift) of the oldest */
+	uint64_t next_sent; /* one past the highest index handed to the port */
+	struct nic_group *group;
+	struct nic_dest *dest;
+	uint32_t qpn;
+	uint32_t peer_ip;
+
+	/* -- line 2: the packets' headers, and what acknowledgements change */
+	uint32_t remote_qpn;
+	bool remote_known; /* learned from a SACK or NACK: C = 0 from then */
+	bool rcv_units_seen;
+	bool recovery;	 /* loss recovery (seed, Loss detection) */
+	uint64_t msg_id; /* the message index of docs/protocol.md §1 */
+	uint64_t bytes;
+	uint64_t outstanding; /* segments not retired */
 	uint64_t rtx_pending; /* segments in SEG_RTX_QUEUED */
-
 	/* The segments the last SACK listed, all retired by it: bit i is
 	 * index sack_seen_base + i.  A SACK's bitmap names mostly segments
 	 * the one before it retired; masking them off spares a look at
 	 * each (issue 16). */
 	uint64_t sack_seen_base, sack_seen;
 	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
-	bool rcv_units_seen;
-	bool send_complete, error;
+
+	/* -- line 3: the scheduler's, and the rarer */
+	struct nic *nic;
+	struct nic_sched_qp turn; /* sched.c's: its place in the group's turns */
+	uint64_t cack_acked;	  /* cumulative ACK (opcode 0xD1) + 1, as an index */
+	uint64_t recovery_end;
 	uint64_t retransmissions;
 	events_id rerequest;
+
+	struct ring64 rtx; /* indices queued for retransmission, oldest
+			    * first; may hold retired ones */
 };
+_Static_assert(offsetof(struct nic_qp_send, chunks) == 64 &&
+		   offsetof(struct nic_qp_send, remote_qpn) == 128 &&
+		   offsetof(struct nic_qp_send, nic) == 192,
+	       "a QP's fields a cache line each by the events that read them");
 
 /* A retired segment transmitted other than exactly once (NACKed
  * transmissions aside): its acknowledgements give no RTT sample. */

@@ -148,6 +148,32 @@ static inline void nic_pkt_meta_set(struct pkt *p, struct nic_pkt_meta m)
 	memcpy(p->engine, &m, sizeof m);
 }
 
+/* A data packet's segment record, after the meta and the port's queued
+ * length in the engine field (port.c), not in the meta: the meta is
+ * passed by value, in two registers while it is 16 bytes.  Set when the
+ * packet is built: nic_seg(seg_idx) then, and so while seg_idx is held
+ * (at or past the cumulative PSN: a chunk of segments is freed only once
+ * it is passed, and never made again).  The frame's end finds it without
+ * the QP's table of chunks, a cache line of its own at 1,024 hosts
+ * (issue 16).  NULL in any other packet (pkt_get zeroes the field). */
+#define NIC_PKT_SEG_AT 24
+_Static_assert(NIC_PKT_SEG_AT >= sizeof(struct nic_pkt_meta) + sizeof(uint32_t) &&
+		   NIC_PKT_SEG_AT + sizeof(struct nic_seg *) <= sizeof(((struct pkt *)0)->engine),
+	       "a packet's segment after its meta and queued length");
+
+static inline struct nic_seg *nic_pkt_seg(const struct pkt *p)
+{
+	struct nic_seg *s;
+
+	memcpy(&s, p->engine + NIC_PKT_SEG_AT, sizeof s);
+	return s;
+}
+
+static inline void nic_pkt_seg_set(struct pkt *p, struct nic_seg *s)
+{
+	memcpy(p->engine + NIC_PKT_SEG_AT, &s, sizeof s);
+}
+
 /* The transmission a data packet is: its count and why (sendq.c, recovery.c). */
 static inline void nic_pkt_transmission(struct pkt *p, uint16_t tx_count, enum rtx_origin why)
 {

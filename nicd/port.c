@@ -113,7 +113,7 @@ static void data_sent(struct nic *nic, const struct nic_sent *f, ps_t now)
 	nic->c.tx_data_bytes += f->payload_len;
 	if (f->flags & WIRE_BTH_A)
 		nic->c.tx_ar_pkts++;
-	nic_send_serialized(nic, f->sq, f->meta, now);
+	nic_send_serialized(nic, f->sq, f->meta, f->seg, now);
 }
 
 /* A frame the link did not carry, counted as its serialization ends. */
@@ -197,7 +197,8 @@ static void port_start(struct nic *nic, ps_t now)
 			       .opcode = p->opcode,
 			       .flags = p->flags,
 			       .meta = nic_pkt_meta(p),
-			       .sq = sq};
+			       .sq = sq,
+			       .seg = nic_pkt_seg(p)};
 	if (nic->a.monitor && nic->rec.monitor)
 		port->sent_copy = *p;
 	port->down_at_start = port->down;

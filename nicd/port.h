@@ -47,6 +47,7 @@ struct nic_port {
 		uint8_t opcode, flags;
 		struct nic_pkt_meta meta;
 		struct nic_qp_send *sq; /* a data frame's sending side, or NULL */
+		struct nic_seg *seg;	/* ... and its segment (nic_pkt_seg) */
 	} sent;
 	enum link_verdict verdict; /* the link's, counted at the end */
 	bool down;		   /* set by the control socket */

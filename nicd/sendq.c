@@ -177,6 +177,7 @@ static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct ni
 	p->payload_len = nic_seg_len(nic, sq, idx);
 	p->built = now;
 	nic_pkt_meta_set(p, (struct nic_pkt_meta){.seg_idx = idx, .src_qpn = sq->qpn});
+	nic_pkt_seg_set(p, s);
 	return p;
 }
 
@@ -423,16 +424,17 @@ struct nic_qp_send *nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_
  * answer then, asked again of what may have changed (the error state, and
  * whether the segment's record is still kept: both only ever turn false;
  * a closed QP's number is not taken again while its frame is on the wire). */
-void nic_send_serialized(struct nic *nic, struct nic_qp_send *sq, struct nic_pkt_meta m, ps_t now)
+void nic_send_serialized(struct nic *nic, struct nic_qp_send *sq, struct nic_pkt_meta m,
+			 struct nic_seg *seg, ps_t now)
 {
 	if (!sq || sq->error || !nic_seg_kept(sq, m.seg_idx))
 		return;
 	/* Below the cumulative PSN every segment is retired. */
 	if (m.seg_idx >= sq->snd_una) {
-		struct nic_seg *s = nic_seg(sq, m.seg_idx);
-		if (s->state == SEG_EGRESS) {
-			s->state = SEG_OUTSTANDING;
-			nic_timer_start(nic, s, now);
+		INVARIANT(seg == nic_seg(sq, m.seg_idx));
+		if (seg->state == SEG_EGRESS) {
+			seg->state = SEG_OUTSTANDING;
+			nic_timer_start(nic, seg, now);
 		}
 	}
 	if (m.tx_count == 1 && m.seg_idx + 1 == sq->npkts && !sq->send_complete)

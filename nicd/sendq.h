@@ -271,12 +271,14 @@ void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);
 
 /* port.c: a data frame this side sent starts its serialization (§12 rule
  * 9: RTT runs from here), or has ended it (its timer starts; the first
- * transmission of the message's last packet is SEND_COMPLETE).  The start
+ * transmission of the message's last packet is SEND_COMPLETE; `seg` is
+ * the packet's segment record, nic_pkt_seg, read only while it is held).  The start
  * returns the sending side to tell at the end, or NULL; the port keeps it
  * while the frame is on the wire (one look-up a frame, not two: issue 16),
  * and forgets it if the QP closes meanwhile (nic_port_forget_sender). */
 struct nic_qp_send *nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now);
-void nic_send_serialized(struct nic *nic, struct nic_qp_send *sq, struct nic_pkt_meta m, ps_t now);
+void nic_send_serialized(struct nic *nic, struct nic_qp_send *sq, struct nic_pkt_meta m,
+			 struct nic_seg *seg, ps_t now);
 
 /* What a completion or a failure tells the host about a sending side. */
 struct nic_msg_info nic_send_info(const struct nic *nic, const struct nic_qp_send *sq);

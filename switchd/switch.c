@@ -102,6 +102,13 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	memcpy(port->macs, peer->mac, 6);
 	memcpy(port->macs + 6, sw->mac, 6);
 	port->drr_fresh = true;
+	/* the switch's own stats rows read the ports too, as samples do */
+	ps_t below = prm->pull_ser_below;
+	if (sw->stats && sw->a.stats_interval && sw->a.stats_interval < below)
+		below = sw->a.stats_interval;
+	if (prm->pull_before && port->out.delay && !port->out.link_faults &&
+	    egress_serialization(&port->out, WIRE_MAX_FRAME + WIRE_FCS_LEN) < below)
+		port->pull = SW_PULL_ABLE;
 }
 
 /* Each port's classes, and their counters at the last stats row when the
@@ -177,6 +184,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		sw->stats = sw->a.stats ? prm->stats : NULL;
 		sw->ntc = sw->a.uet_policy ? SW_UET_NUM_TC : SW_NUM_TC;
 		sw->host_macs = prm->host_macs;
+		sw->pull_before = prm->pull_before;
 	}
 	if (!sw || !ports_alloc(sw, n->nports)) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
@@ -532,13 +540,26 @@ static inline __attribute__((always_inline)) void port_send(struct sw_port *port
 	why = verdict_drop(egress_start(&port->out, p, len, port->down, now, &arrival));
 	if (port->down)
 		why = SW_DROP_PORT_DOWN;
-	if (why == SW_DROP_COUNT)
+	/* Frames wait: the next starts when this one ends.  Its arrival at
+	 * the far end pulls that start (sw_params.pull_before) instead of an
+	 * event, on a link that carries every frame (no verdict to draw, no
+	 * drop to free a packet at another time). */
+	bool pull = port->nonempty && port->pull && why == SW_DROP_COUNT &&
+		    port->out.busy_until < sw->pull_before;
+	if (why == SW_DROP_COUNT) {
+		p->pull = pull;
 		sw->host.transmit(sw->host.ctx, sw_port_index(port), p, arrival);
-	else
+	} else {
 		drop(sw, port, tc, p, why);
+	}
 	if (port->nonempty) {
 		port->wake_pending = true;
-		events_schedule(sw->ev, port->out.busy_until, port_free, port);
+		/* catching up (port_catch_up), a frame that ended already
+		 * starts in its loop; a daemon's (no pulls) is never late */
+		if (pull || (sw->pull_before && port->out.busy_until < events_now(sw->ev)))
+			port->pull |= SW_PULL_WAITING;
+		else
+			events_schedule(sw->ev, port->out.busy_until, port_free, port);
 	}
 }
 
@@ -578,6 +599,40 @@ static void port_free(void *arg, ps_t now)
 	port_start(port, now);
 }
 
+/* The frames that wait for a pull (SW_PULL_WAITING) and would have started
+ * before now start, each at the end of the one before, as port_free would
+ * have started them: nothing read the port since (every reader catches
+ * up first), and one due at now itself waits for what runs before it at
+ * now (arrivals; host events scheduled earlier: pull_ser_below). */
+static __attribute__((noinline)) void port_catch_up(struct sw_port *port, ps_t now)
+{
+	while (port->pull & SW_PULL_WAITING && port->out.busy_until < now) {
+		port->pull &= (uint8_t)~SW_PULL_WAITING;
+		port->wake_pending = false;
+		port_start(port, port->out.busy_until);
+	}
+}
+
+struct sw_port *sw_port_of(struct sw *sw, int port)
+{
+	return &sw->ports[port];
+}
+
+void sw_pull(struct sw_port *port, ps_t now)
+{
+	if (port->pull & SW_PULL_WAITING)
+		port_catch_up(port, now);
+}
+
+void sw_settle(struct sw *sw)
+{
+	ps_t now = events_now(sw->ev);
+
+	for (int i = 0; i < sw->nports; i++)
+		if (sw->ports[i].pull & SW_PULL_WAITING)
+			port_catch_up(&sw->ports[i], now);
+}
+
 /* A frame was queued: start it if the port is free (a frame arriving as
  * the last one ends finds it free: back-to-back frames at equal rates cost
  * no event), else make sure the port looks at its queues when the frame on
@@ -600,6 +655,7 @@ void sw_port_set_down(struct sw *sw, int port, bool down)
 	if (port < 0 || port >= sw->nports)
 		return;
 	sp = &sw->ports[port];
+	sw_settle(sw);
 	if (sp->down != down)
 		sw->ports_down += down ? 1 : -1;
 	sp->down = down;
@@ -667,6 +723,8 @@ void sw_receive_sent(struct sw *sw, int port, struct pkt *p, ps_t now)
 		       "the MACs open a pkt");
 	if (!sw->host_macs)
 		memcpy(p, sw->ports[out].macs, 12);
+	if (sw->ports[out].pull & SW_PULL_WAITING)
+		port_catch_up(&sw->ports[out], now);
 	admit(sw, &sw->ports[out], cls, p, now);
 }
 

@@ -49,7 +49,32 @@ struct sw_params {
 	 * node's) when it builds its bytes, from the wire it takes: the
 	 * switch then leaves them (sim; a daemon's frames need them). */
 	bool host_macs;
+	/* The host calls sw_pull when a frame the switch marked (pkt.pull)
+	 * reaches the far end of its link, and writes no pcap (sim).  A port
+	 * whose frames wait then starts its next one at that call, or when
+	 * anything reads the port before it, as it would have at the end of
+	 * the frame on the wire, not at an event of its own (issue 16): for a
+	 * frame on the wire that ends before pull_before (0: never; the host
+	 * keeps every event from then on) and whose serialization is shorter
+	 * than pull_ser_below (any host event that reads the switch, as
+	 * samples do, comes that often at most: it runs before the frame's
+	 * end would at the same picosecond), on a link of no faults and a
+	 * delay. */
+	ps_t pull_before, pull_ser_below;
 };
+
+/* A port of a switch, for sw_pull. */
+struct sw_port;
+struct sw_port *sw_port_of(struct sw *sw, int port);
+
+/* A frame the switch marked (pkt.pull) reached the far end of port's link
+ * at now (sw_params.pull_before); the host clears the mark. */
+void sw_pull(struct sw_port *port, ps_t now);
+
+/* The ports' frames that wait for a pull and were due before now start
+ * (sw_params.pull_before): before the host reads the switch's counters
+ * at the end of a run. */
+void sw_settle(struct sw *sw);
 
 /* The switch-stats.csv header (docs/records.md, Records), from the names of
  * the class counters (sw_counter_at).  Counts are for the interval that ends

@@ -15,7 +15,7 @@
 #define SW_UET_NUM_TC 3 /* TC0, TC_TRIMMED, TC_CONTROL */
 /* Bytes one deficit-round-robin round gives TC1 and TC0 together; the
  * weight splits it.  Large against a frame, so each visit sends several. */
-#define DRR_ROUND 16384
+#define DRR_ROUND    16384
 #define SW_DSCP_TC   0x07 /* struct sw's dscp_class: the class */
 #define SW_DSCP_RETX 0x08 /* ... the trimmable-retransmission codepoint */
 
@@ -95,10 +95,18 @@ struct sw_port {
 	uint8_t nonempty;    /* bit tc: the class's queue holds a frame */
 	bool wake_pending;   /* port_free is scheduled at out.busy_until */
 	bool down;
-	bool faces_nic;	   /* the hop to a NIC: trimmed-last-hop */
-	bool drr_fresh;	   /* drr_cur has not had its quantum this turn */
-	uint8_t seen;	   /* bit tc: the class ever saw traffic */
-	uint8_t drr_cur;   /* TC0 or TC1: whose turn */
+	bool faces_nic;	 /* the hop to a NIC: trimmed-last-hop */
+	bool drr_fresh;	 /* drr_cur has not had its quantum this turn */
+	uint8_t seen;	 /* bit tc: the class ever saw traffic */
+	uint8_t drr_cur; /* TC0 or TC1: whose turn */
+	/* SW_PULL_WAITING: wake_pending, but with no port_free scheduled:
+	 * the frame on the wire carries `pull`, and its arrival (sw_pull),
+	 * or whatever reads the port before it (port_catch_up), starts the
+	 * next frame.  SW_PULL_ABLE: the port may wait so (port_init: the
+	 * host pulls, its link has a delay and no faults, and its longest
+	 * frame's serialization is below sw_params.pull_ser_below), a bit
+	 * here rather than four tests of each departure */
+	uint8_t pull;
 	struct egress out; /* serialization, the link's verdict, hand-over;
 			    * its rate and link in the next line */
 
@@ -109,6 +117,9 @@ struct sw_port {
 };
 _Static_assert(offsetof(struct sw_port, out) + offsetof(struct egress, rate) <= 64,
 	       "what a frame reads of its port in one cache line");
+
+#define SW_PULL_WAITING 1
+#define SW_PULL_ABLE	2
 
 /* What every frame reads comes first, a cache line for forwarding and one
  * for the attributes (classification, admission, ECN). */
@@ -132,7 +143,10 @@ struct sw {
 	bool trim_active;
 	bool icrc;	     /* frames from the NICs carry an ICRC */
 	uint32_t quantum[2]; /* DRR bytes per turn of TC0, TC1 */
-	struct rng rng;	     /* ECN marking */
+	/* sw_params.pull_before: a port's next frame may wait for a pull,
+	 * not an event, when the one on the wire ends before it (port_send) */
+	ps_t pull_before;
+	struct rng rng; /* ECN marking */
 	uint64_t rx_frames;
 
 	char name[TOPO_NAME_MAX];

@@ -110,6 +110,7 @@ void sw_stats_tick(void *arg, ps_t now)
 {
 	struct sw *sw = arg;
 
+	sw_settle(sw);
 	check_all(sw);
 	stats_rows(sw, now, false);
 	events_schedule(sw->ev, now + sw->a.stats_interval, sw_stats_tick, sw);
@@ -120,6 +121,7 @@ void sw_stats_tick(void *arg, ps_t now)
  * totals of trims, drops and ECN marks. */
 void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 {
+	sw_settle(sw);
 	for (int i = 0; i < sw->nports; i++) {
 		struct sw_port *port = &sw->ports[i];
 		for (int tc = 0; tc < sw->ntc; tc++) {
@@ -151,6 +153,7 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 
 void sw_finish(struct sw *sw, ps_t now)
 {
+	sw_settle(sw);
 	check_all(sw);
 	if (sw->stats)
 		stats_rows(sw, now, true);

@@ -68,8 +68,9 @@ struct sim_wire {
 	uint8_t to_port;	 /* the receiving port */
 	uint64_t key;		 /* ring[head]'s arrival key (events_key_arrival) */
 	struct events *q;
-	void *rx;	   /* the receiving engine, a NIC or a switch (connect_wires) */
-	struct pkt *first; /* ring[head].p while the wire has frames */
+	void *rx;		/* the receiving engine, a NIC or a switch (connect_wires) */
+	struct pkt *first;	/* ring[head].p while the wire has frames */
+	struct sw_port *puller; /* the sending switch's port: pkt.pull (sw_pull) */
 
 	/* the pcaps, and where the wire goes */
 	_Alignas(64) struct capture *rx_cap; /* the pcaps of both ends, or NULL */
@@ -122,6 +123,7 @@ struct sim {
 	 * its first event at or past SIM_DEFAULT_LIMIT; a run to `until` may
 	 * end at any event, and keeps them all. */
 	ps_t elide_before;
+	ps_t sample_ivl; /* samples.csv's first interval (the least), or 0 */
 	uint8_t frame[WIRE_MAX_FRAME];
 	bool capture;
 	bool progress;	    /* a progress line on stderr (a terminal, not -q) */
@@ -171,6 +173,12 @@ static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
 {
 	struct pkt *p = w->first;
 
+	/* the sending port's next frame waits for this one's arrival (it
+	 * joins this wire behind p) */
+	if (p->pull) {
+		p->pull = false;
+		sw_pull(w->puller, now);
+	}
 	w->head = (w->head + 1) & (w->cap - 1);
 	w->key = events_key_arrival_next(w->key);
 	if (--w->len)
@@ -339,13 +347,21 @@ static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 				.pool = &s->pool,
 				.host = {.ctx = n->ports, .transmit = transmit},
 				.stats = s->switch_stats,
-				.host_macs = true};
+				.host_macs = true,
+				/* frames the pcaps show as they end: those ends
+				 * keep their events */
+				.pull_before = s->capture ? 0 : s->elide_before,
+				.pull_ser_below = s->sample_ivl ? s->sample_ivl : PS_NEVER};
 	char err[512];
 
 	n->sw = sw_new(&prm, err, sizeof(err));
-	if (!n->sw)
+	if (!n->sw) {
 		fprintf(report, "%s:%d: %s\n", s->t->path, tn->line, err);
-	return n->sw != NULL;
+		return false;
+	}
+	for (int p = 0; p < n->nports; p++)
+		n->ports[p].out.puller = sw_port_of(n->sw, p);
+	return true;
 }
 
 static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
@@ -487,9 +503,9 @@ static bool open_records(struct sim *s, const char *dir, FILE *report)
 }
 
 /* samples.csv when SampleInterval (or --report) asks for it. */
-static bool start_samples(struct sim *s, const struct sim_options *o, const char *dir, FILE *report)
+static bool start_samples(struct sim *s, const char *dir, FILE *report)
 {
-	ps_t ivl = samples_interval(s->t, &s->w, o->until ? o->until : s->t->emu.until, o->report);
+	ps_t ivl = s->sample_ivl;
 	bool ok = true;
 
 	if (!ivl)
@@ -577,6 +593,7 @@ static void summarize(struct sim *s, struct sim_result *r, FILE *report)
 	for (int i = 0; i < s->t->nnodes; i++) {
 		struct nic *nic = s->nodes[i].nic;
 		if (s->nodes[i].sw) {
+			sw_settle(s->nodes[i].sw);
 			outcome_add_switch(&r->o, sw_get, s->nodes[i].sw);
 			sw_finish(s->nodes[i].sw, r->end);
 		}
@@ -789,6 +806,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 		goto out;
 	s.capture = o->capture || s.t->emu.capture;
 	s.elide_before = o->until || s.t->emu.until ? 0 : SIM_DEFAULT_LIMIT;
+	s.sample_ivl = samples_interval(s.t, &s.w, o->until ? o->until : s.t->emu.until, o->report);
 	s.progress = !o->quiet && isatty(STDERR_FILENO);
 	if (o->outdir)
 		snprintf(r->outdir, sizeof(r->outdir), "%s", o->outdir);
@@ -803,7 +821,7 @@ int sim_run(const struct sim_options *o, struct sim_result *r, FILE *report)
 		if (!build_node(&s, i, r->outdir, report))
 			goto out;
 	connect_wires(&s);
-	if (!start_samples(&s, o, r->outdir, report))
+	if (!start_samples(&s, r->outdir, report))
 		goto out;
 	if (!driver_init(&s.driver, s.t, &s.w, s.q, -1, nic_of, &s) ||
 	    (s.chakra && !chakra_exec_init(&s.cx, s.t, &s.trace, s.q, nic_of, &s))) {

@@ -10,8 +10,6 @@
 
 #include "nic_impl.h"
 
-#define FETCH_IDX_BITS 40
-
 void nic_pcie_destroy(struct nic *nic)
 {
 	ring64_free(&nic->pcie.fetches);
@@ -61,23 +59,29 @@ void nic_pcie_init(struct nic *nic, ps_t elide_before)
 static void fetch_done(void *arg, ps_t now)
 {
 	struct nic *nic = arg;
-	uint64_t f = ring64_pop(&nic->pcie.fetches);
+	struct nic_qp_send *sq = (void *)(uintptr_t)ring64_pop(&nic->pcie.fetches);
+	struct nic_seg *s = (void *)(uintptr_t)ring64_pop(&nic->pcie.fetches);
 
-	nic_handoff(nic, (uint32_t)(f >> FETCH_IDX_BITS), f & ((1ULL << FETCH_IDX_BITS) - 1), now);
+	nic_handoff(nic, sq, s, now);
 }
 
 /* One read request of ReadRequestSize bytes, then the whole segment back.
  * Returns false, with nothing issued, when the fetch cannot be tracked
  * (out of memory). */
-bool nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now)
+bool nic_pcie_fetch(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint32_t len,
+		    ps_t now)
 {
 	struct nic_pcie *pc = &nic->pcie;
 	ps_t req_start = now > pc->n2h_free ? now : pc->n2h_free;
 	ps_t req_end = req_start + pc->read_request_ps;
 	ps_t cpl_start = req_end > pc->h2n_free ? req_end : pc->h2n_free;
 
-	if (!ring64_push(&pc->fetches, (uint64_t)qpn << FETCH_IDX_BITS | idx))
+	if (!ring64_push(&pc->fetches, (uintptr_t)sq))
 		return false;
+	/* Pushed in pairs, the ring holds an odd count now, below its even
+	 * capacity: the second push neither grows it nor fails. */
+	if (!ring64_push(&pc->fetches, (uintptr_t)s))
+		INVARIANT(false);
 	pc->n2h_free = req_end;
 	pc->h2n_free = cpl_start + nic_pcie_time(nic, len);
 	events_schedule(nic->ev, pc->h2n_free, fetch_done, nic);

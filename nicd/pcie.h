@@ -19,6 +19,8 @@
 #include "core/time.h"
 
 struct nic;
+struct nic_qp_send;
+struct nic_seg;
 
 /* At 1,024 hosts a NIC is out of the cache between two of its frames
  * (issue 16), so the fields are grouped by the events that read them, a
@@ -26,7 +28,7 @@ struct nic;
  * and its completion read the first line alone, a write both. */
 struct nic_pcie {
 	/* -- line 0: the fetches, and the link's time */
-	struct ring64 fetches;	 /* in flight, in order: qpn << 40 | idx */
+	struct ring64 fetches;	 /* in flight, in order: QP, segment (nic_handoff) */
 	ps_t read_request_ps;	 /* a read request's time on the link */
 	ps_t mss_ps;		 /* a completion or write of MSS bytes' */
 	ps_t n2h_free, h2n_free; /* when each direction is next free */
@@ -49,9 +51,10 @@ void nic_pcie_destroy(struct nic *nic);
 /* How long a completion or a write of `bytes` takes on the link. */
 ps_t nic_pcie_time(const struct nic *nic, uint64_t bytes);
 
-/* Fetch segment idx of QP qpn (len payload bytes): nic_handoff runs when it
+/* Fetch segment s of QP sq (len payload bytes): nic_handoff runs when it
  * has arrived.  False, with nothing issued, when it cannot be tracked. */
-bool nic_pcie_fetch(struct nic *nic, uint32_t qpn, uint64_t idx, uint32_t len, ps_t now);
+bool nic_pcie_fetch(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint32_t len,
+		    ps_t now);
 
 /* Write a received payload of `bytes` to the host; the ingress pool holds
  * pool_bytes of it until the write is accepted. */

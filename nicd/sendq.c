@@ -229,15 +229,24 @@ static struct pkt *build_data(struct nic *nic, struct nic_qp_send *sq, struct ni
 
 /* Seed, Fetching the payload: hand-off.  The packet takes its PSN (the
  * index was fixed at fetch issue, in the same order), an entropy value and
- * its headers, and goes to the egress queue of the data class. */
-void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now)
+ * its headers, and goes to the egress queue of the data class.
+ *
+ * The fetch carries its QP and segment, not its QP number and index: the
+ * QP's look-up and the segment's in the QP's table of chunks are a cache
+ * line each at 1,024 hosts (issue 16).  Both stay while the fetch is out:
+ * a QP is freed only when it closes, at a cumulative ACK of all of its
+ * segments, which must all have been handed off (one below next_sent;
+ * the hand-offs come in the fetches' order), and a chunk only once the
+ * cumulative PSN, below next_sent, has passed it; nic_send_close checks
+ * that no fetch is out. */
+void nic_handoff(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now)
 {
-	struct nic_qp_send *sq = hmap_get(&nic->send_qps, qpn);
-	uint32_t wire = nic_seg_wire(nic, sq ? nic_seg_len(nic, sq, idx) : 0);
-	struct nic_seg *s;
+	uint64_t idx = sq->next_handoff++;
+	uint32_t wire = nic_seg_wire(nic, nic_seg_len(nic, sq, idx));
 	struct pkt *p;
 
-	if (!sq || sq->error || (s = nic_seg(sq, idx))->state != SEG_FETCHING) {
+	INVARIANT(hmap_get(&nic->send_qps, sq->qpn) == sq && s == nic_seg(sq, idx));
+	if (sq->error || s->state != SEG_FETCHING) {
 		/* The QP failed while the payload was on its way. */
 		nic_port_unreserve(nic, wire);
 		return;
@@ -314,6 +323,7 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 	uint64_t idx = sq->next_fetch;
 	uint32_t len = nic_seg_len(nic, sq, idx);
 	uint32_t wire = nic_seg_wire(nic, len);
+	struct nic_seg *s;
 
 	if (!nic_port_reserve(nic, wire))
 		return false;
@@ -322,14 +332,15 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 		nic_port_unreserve(nic, wire);
 		return false;
 	}
-	if (!nic_pcie_fetch(nic, sq->qpn, idx, len, now)) {
+	s = nic_seg(sq, idx);
+	if (!nic_pcie_fetch(nic, sq, s, len, now)) {
 		nic_port_unreserve(nic, wire);
 		return false;
 	}
-	*nic_seg(sq, idx) = (struct nic_seg){.pos = (uint8_t)(idx & sq->chunk_mask),
-					     .sched_k = 1,
-					     .state = SEG_FETCHING,
-					     .inflight = true};
+	*s = (struct nic_seg){.pos = (uint8_t)(idx & sq->chunk_mask),
+			      .sched_k = 1,
+			      .state = SEG_FETCHING,
+			      .inflight = true};
 	(void)nic_seg_set_tx_start(sq, idx, 0); /* fits in any entry */
 	nic_cc_enter_flight(&sq->group->cc, nic_seg_nominal(nic, len));
 	sq->next_fetch++;
@@ -510,6 +521,7 @@ void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *w
 /* §12 rule 11: the sending side closes at MSG_COMPLETE. */
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 {
+	INVARIANT(sq->next_handoff == sq->next_fetch); /* no fetch points to it */
 	events_cancel(nic->ev, sq->rerequest);
 	nic->c.qps_closed++;
 	nic_send_event(nic, sq, "QP_CLOSED", now);

@@ -146,6 +146,9 @@ struct nic_qp_send {
 	 * each (issue 16). */
 	uint64_t sack_seen_base, sack_seen;
 	uint32_t rcv_units; /* last CC_STATE received bytes (§12 r6) */
+	/* The next fetch to come back: they return in the order they were
+	 * issued, their indices' (a message's < 2^32 segments). */
+	uint32_t next_handoff;
 
 	/* -- line 3: the scheduler's, and the rarer */
 	struct nic *nic;
@@ -272,8 +275,9 @@ bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq);
 /* The scheduler's turn: a retransmission, else the next segment's fetch;
  * false when the egress pool is full. */
 bool nic_send_next(struct nic *nic, struct nic_qp_send *sq, ps_t now);
-/* pcie.c: a fetch's payload has arrived from the host (seed, Hand-off). */
-void nic_handoff(struct nic *nic, uint32_t qpn, uint64_t idx, ps_t now);
+/* pcie.c: a fetch's payload has arrived from the host (seed, Hand-off):
+ * s is the segment it was issued for, the QP's next_handoff. */
+void nic_handoff(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_t now);
 
 /* port.c: a data frame this side sent starts its serialization (§12 rule
  * 9: RTT runs from here), or has ended it (its timer starts; the first

@@ -149,10 +149,28 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 	}
 }
 
+/* A destination on a cache line: nic_spray_next reads rr to round_robin,
+ * in the first; a calloc's 16 bytes put them across two lines in three
+ * places of four, and at 1,024 hosts a destination is out of the cache at
+ * each of its packets (issue 16).  Aligned within a calloc 48 bytes
+ * longer: aligned_alloc costs about 440 instructions more, a destination
+ * a message at 1,024 hosts. */
+static struct nic_dest *dest_alloc(void)
+{
+	void *a = calloc(1, sizeof(struct nic_dest) + 48);
+	struct nic_dest *d;
+
+	if (!a)
+		return NULL;
+	d = (void *)(((uintptr_t)a + 63) & ~(uintptr_t)63);
+	d->alloc = a;
+	return d;
+}
+
 static void dest_free(struct nic_dest *d)
 {
 	free(d->state);
-	free(d);
+	free(d->alloc);
 }
 
 /* Destinations (PROTOCOL.md §6: spraying state per destination) live while
@@ -186,12 +204,10 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 			idle_unlink(nic, d);
 		return d;
 	}
-	d = calloc(1, sizeof(*d));
-	if (!d || !(d->state = calloc(nic->a.entropy_count, 1)) ||
+	if (!(d = dest_alloc()) || !(d->state = calloc(nic->a.entropy_count, 1)) ||
 	    !hmap_put(&nic->dests.by_ip, ip, d)) {
 		if (d)
-			free(d->state);
-		free(d);
+			dest_free(d);
 		return NULL;
 	}
 	d->nic = nic;

@@ -27,6 +27,7 @@ struct nic;
 enum spray_state { EV_GOOD, EV_SKIP, EV_ASSUMED_BAD };
 
 struct nic_dest {
+	/* -- line 0 (spray.c aligns it on one): a packet's value */
 	struct nic *nic;
 	uint32_t ip;
 	uint32_t rr;	/* the round-robin pointer */
@@ -41,11 +42,15 @@ struct nic_dest {
 	uint32_t senders;  /* open sending QPs to it: probes run for them */
 	uint16_t probe_id; /* next probe id */
 	events_id probe_timer;
-	uint32_t refs;				/* QPs (either side) that use it */
+	uint32_t refs; /* QPs (either side) that use it */
+	/* -- line 1: the rarer */
+	void *alloc;				/* what to free: d is aligned within it (spray.c) */
 	struct nic_dest *idle_prev, *idle_next; /* unused ones, oldest first */
 };
 
 /* Every destination, and the unused ones oldest first. */
+_Static_assert(offsetof(struct nic_dest, round_robin) < 64, "a packet's value from one cache line");
+
 struct nic_dests {
 	struct hmap by_ip; /* ip -> nic_dest */
 	struct nic_dest *idle_head, *idle_tail;

@@ -76,6 +76,27 @@ static bool recv_alloc_held(struct nic *nic, struct nic_qp_recv *rq)
 	return rq->held != NULL;
 }
 
+/* A receiving QP on a cache line (recv.h), within a calloc 48 bytes
+ * longer: aligned_alloc costs about 440 instructions more, one QP a
+ * message. */
+static struct nic_qp_recv *rq_alloc(void)
+{
+	void *a = calloc(1, sizeof(struct nic_qp_recv) + 48);
+	struct nic_qp_recv *rq;
+
+	if (!a)
+		return NULL;
+	rq = (void *)(((uintptr_t)a + 63) & ~(uintptr_t)63);
+	rq->alloc = a;
+	return rq;
+}
+
+static void rq_dealloc(struct nic_qp_recv *rq)
+{
+	if (rq)
+		free(rq->alloc);
+}
+
 static void recv_free(struct nic *nic, struct nic_qp_recv *rq)
 {
 	hmap_del(&nic->recv.qps, rq->qpn);
@@ -85,7 +106,7 @@ static void recv_free(struct nic *nic, struct nic_qp_recv *rq)
 	nic_group_put(nic, rq->group);
 	nic_dest_put(nic, rq->dest);
 	free(rq->held);
-	free(rq);
+	rq_dealloc(rq);
 }
 
 /* §12 rule 11: MaxQps pressure evicts the least recently active receiving
@@ -121,9 +142,9 @@ static struct nic_qp_recv *recv_create(struct nic *nic, const struct pkt *p, ps_
 
 	if (nic->recv.nopen >= nic->a.max_qps)
 		recv_evict(nic, now);
-	rq = calloc(1, sizeof(*rq));
+	rq = rq_alloc();
 	if (!rq || !recv_alloc_held(nic, rq)) {
-		free(rq);
+		rq_dealloc(rq);
 		nic->c.rx_drop_max_qps++;
 		return NULL;
 	}
@@ -153,7 +174,7 @@ static struct nic_qp_recv *recv_create(struct nic *nic, const struct pkt *p, ps_
 		nic_group_put(nic, rq->group);
 		nic_dest_put(nic, rq->dest);
 		free(rq->held);
-		free(rq);
+		rq_dealloc(rq);
 		nic->c.rx_drop_max_qps++;
 		return NULL;
 	}

@@ -47,11 +47,11 @@ struct nic *nic_new(const struct nic_params *prm)
 	return nic;
 }
 
-static void free_all(struct hmap *m)
+static void free_groups(struct hmap *m)
 {
 	for (size_t i = 0; m->slots && i <= m->mask; i++)
 		if (m->slots[i].val)
-			free(m->slots[i].val);
+			nic_group_free(m->slots[i].val);
 	hmap_destroy(m);
 }
 
@@ -62,7 +62,7 @@ void nic_free(struct nic *nic)
 	nic_send_free_all(nic);
 	nic_recv_free_all(nic);
 	/* Groups are owned by their QPs' references; free what is left. */
-	free_all(&nic->groups);
+	free_groups(&nic->groups);
 	nic_dests_free(nic);
 	nic_monitor_free_all(nic);
 	nic_port_free(nic);

@@ -10,6 +10,26 @@
 /* With QPGroupsEnabled every QP with one peer, sending or receiving,
  * belongs to that peer's group; the group lives while any of them does
  * (§12 rule 12).  Without it, each sending side has a group of its own. */
+/* A group on a cache line (nic_impl.h), within a calloc 48 bytes longer:
+ * aligned_alloc costs about 440 instructions more, a group a message
+ * without QPGroupsEnabled. */
+static struct nic_group *group_alloc(void)
+{
+	void *a = calloc(1, sizeof(struct nic_group) + 48);
+	struct nic_group *g;
+
+	if (!a)
+		return NULL;
+	g = (void *)(((uintptr_t)a + 63) & ~(uintptr_t)63);
+	g->alloc = a;
+	return g;
+}
+
+void nic_group_free(struct nic_group *g)
+{
+	free(g->alloc);
+}
+
 struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip)
 {
 	struct nic_group *g = NULL;
@@ -17,7 +37,7 @@ struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip)
 	if (nic->a.qp_groups)
 		g = hmap_get(&nic->groups, peer_ip);
 	if (!g) {
-		g = calloc(1, sizeof(*g));
+		g = group_alloc();
 		if (!g)
 			return NULL;
 		g->peer_ip = peer_ip;
@@ -25,7 +45,7 @@ struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip)
 		if (nic->a.qp_groups) {
 			g->keyed = true;
 			if (!hmap_put(&nic->groups, peer_ip, g)) {
-				free(g);
+				nic_group_free(g);
 				return NULL;
 			}
 		}
@@ -44,7 +64,7 @@ void nic_group_put(struct nic *nic, struct nic_group *g)
 	nic_ready_remove(nic, g);
 	if (g->keyed)
 		hmap_del(&nic->groups, g->peer_ip);
-	free(g);
+	nic_group_free(g);
 }
 
 /* §12 rule 11: one allocator for both sides, upward, 24 bits, skipping 0,

@@ -47,6 +47,7 @@ void nic_pcie_init(struct nic *nic, ps_t elide_before)
 
 	pc->elide_before = elide_before;
 	/* 128b/130b encoding; lane rate in GT/s; bytes per ps. */
+	pc->txbuf_size = a->pcie_tx_buffer;
 	pc->bytes_per_ps = a->pcie_lanes * a->pcie_lane_rate_gts * 1e9 * 128.0 / 130.0 / 8.0 / 1e12;
 	/* §12 rule 20: a read request is one TLP, ReadRequestSize bytes plus
 	 * one overhead, whatever its size.  It, and a full segment's
@@ -135,7 +136,7 @@ static bool may_elide(const struct nic *nic, uint32_t bytes, ps_t end, ps_t now,
 	uint32_t ppb = nic->port.out.ps_per_byte;
 
 	return end < pc->elide_before && end < WRITE_END_MAX && ppb && !behind &&
-	       pc->txbuf_used + bytes + nic->a.mss + (end - now) / ppb <= nic->a.pcie_tx_buffer;
+	       pc->txbuf_used + bytes + nic->a.mss + (end - now) / ppb <= pc->txbuf_size;
 }
 
 /* The writes that ended before now with no event leave the buffer, as
@@ -158,7 +159,7 @@ static bool accept(struct nic *nic, uint32_t bytes, uint32_t pool_bytes, bool be
 	ps_t end = start + nic_pcie_time(nic, bytes);
 	bool elide = may_elide(nic, bytes, end, now, behind);
 
-	if ((pc->txbuf_used && pc->txbuf_used + bytes > nic->a.pcie_tx_buffer) ||
+	if ((pc->txbuf_used && pc->txbuf_used + bytes > pc->txbuf_size) ||
 	    !ring64_push(&pc->writing,
 			 elide ? end << WRITE_END_SHIFT | WRITE_ELIDED | bytes : bytes))
 		return false; /* no room, or no memory: tried again at the next */

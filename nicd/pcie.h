@@ -25,22 +25,27 @@ struct nic_seg;
 /* At 1,024 hosts a NIC is out of the cache between two of its frames
  * (issue 16), so the fields are grouped by the events that read them, a
  * cache line each (struct nic puts the struct on a line): a fetch's issue
- * and its completion read the first line alone, a write both. */
+ * and its completion read the first line alone, a write both (and not the
+ * attributes' second line: the buffer's size is kept here). */
 struct nic_pcie {
 	/* -- line 0: the fetches, and the link's time */
 	struct ring64 fetches;	 /* in flight, in order: QP, segment (nic_handoff) */
 	ps_t read_request_ps;	 /* a read request's time on the link */
 	ps_t mss_ps;		 /* a completion or write of MSS bytes' */
 	ps_t n2h_free, h2n_free; /* when each direction is next free */
-	double bytes_per_ps;	 /* lanes x lane rate x 128/130 / 8 */
+	uint64_t txbuf_size;	 /* PcieTxBufferSize (a write reads it) */
 
 	/* -- line 1: the writes */
 	struct ring64 writing; /* writes in the buffer, in order (pcie.c) */
 	struct ring64 waiting; /* writes waiting for the transmit buffer */
 	uint64_t txbuf_used;
 	ps_t elide_before; /* writes ending before it may have no event (pcie.c) */
+
+	/* -- line 2: read only for sizes other than MSS */
+	double bytes_per_ps; /* lanes x lane rate x 128/130 / 8 */
 };
-_Static_assert(offsetof(struct nic_pcie, writing) == 64 && sizeof(struct nic_pcie) == 128,
+_Static_assert(offsetof(struct nic_pcie, writing) == 64 &&
+		   offsetof(struct nic_pcie, bytes_per_ps) == 128,
 	       "the PCIe link's fields a cache line each by the events that read them");
 
 /* The link idle; writes that end before elide_before may keep their ends

@@ -5,23 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lines.h"
 #include "nic_impl.h"
 
 /* With QPGroupsEnabled every QP with one peer, sending or receiving,
  * belongs to that peer's group; the group lives while any of them does
  * (§12 rule 12).  Without it, each sending side has a group of its own. */
-/* A group on a cache line (nic_impl.h), within a calloc 48 bytes longer:
- * aligned_alloc costs about 440 instructions more, a group a message
- * without QPGroupsEnabled. */
+/* A group on a cache line (nic_impl.h), one a message without
+ * QPGroupsEnabled. */
 static struct nic_group *group_alloc(void)
 {
-	void *a = calloc(1, sizeof(struct nic_group) + 48);
-	struct nic_group *g;
+	void *a;
+	struct nic_group *g = lines_calloc_one(sizeof(*g), &a);
 
-	if (!a)
-		return NULL;
-	g = (void *)(((uintptr_t)a + 63) & ~(uintptr_t)63);
-	g->alloc = a;
+	if (g)
+		g->alloc = a;
 	return g;
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/lines.h"
 #include "nic_impl.h"
 
 static bool ev_index(const struct nic *nic, uint32_t ev, uint32_t *i)
@@ -152,18 +153,14 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 /* A destination on a cache line: nic_spray_next reads rr to round_robin,
  * in the first; a calloc's 16 bytes put them across two lines in three
  * places of four, and at 1,024 hosts a destination is out of the cache at
- * each of its packets (issue 16).  Aligned within a calloc 48 bytes
- * longer: aligned_alloc costs about 440 instructions more, a destination
- * a message at 1,024 hosts. */
+ * each of its packets (issue 16).  One a message at 1,024 hosts. */
 static struct nic_dest *dest_alloc(void)
 {
-	void *a = calloc(1, sizeof(struct nic_dest) + 48);
-	struct nic_dest *d;
+	void *a;
+	struct nic_dest *d = lines_calloc_one(sizeof(*d), &a);
 
-	if (!a)
-		return NULL;
-	d = (void *)(((uintptr_t)a + 63) & ~(uintptr_t)63);
-	d->alloc = a;
+	if (d)
+		d->alloc = a;
 	return d;
 }
 

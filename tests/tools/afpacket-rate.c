@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "core/wire.h"
+#include "daemon/daemon.h"
 #include "daemon/port.h"
 
 static double now_s(void)
@@ -117,11 +118,12 @@ static int do_send(struct port *p, unsigned long n, size_t bytes)
 }
 
 /* A port as a daemon opens one to another daemon (daemon_rx_size): its
- * frames carry their arrival, and promise frames wait apart. */
-static struct port *link_port(const char *ifname, unsigned slots, size_t bytes, char *err,
-			      size_t errlen)
+ * frames carry their arrival, and promise frames wait apart, `promises` of
+ * them. */
+static struct port *link_port(const char *ifname, unsigned slots, unsigned promises, size_t bytes,
+			      char *err, size_t errlen)
 {
-	return port_open(ifname, (struct port_rx_size){slots, bytes, true, 256}, err, errlen);
+	return port_open(ifname, (struct port_rx_size){slots, bytes, true, promises}, err, errlen);
 }
 
 /* Whether the port's socket asks the kernel for receive times. */
@@ -139,7 +141,7 @@ static int do_hold(const char *ifname, unsigned slots, size_t bytes)
 {
 	char err[256];
 	struct count c = {0};
-	struct port *p = link_port(ifname, slots, bytes, err, sizeof(err));
+	struct port *p = link_port(ifname, slots, DAEMON_RX_PROMISE_SLOTS, bytes, err, sizeof(err));
 
 	if (!p) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
@@ -247,7 +249,16 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "hold"))
 		return do_hold(argv[2], (unsigned)strtoul(argv[3], NULL, 10),
 			       strtoul(argv[4], NULL, 10));
-	if (!(p = link_port(argv[2], PORT_RX_SLOTS, PORT_MAX_FRAME, err, sizeof(err)))) {
+	/* order checks the order, not the room (hold does): its port holds
+	 * every frame of the link, so that a reader the machine slows (a
+	 * sanitizer's build, a busy machine) loses none. */
+	unsigned slots = !strcmp(argv[1], "order") ? (unsigned)strtoul(argv[3], NULL, 10) : 0;
+
+	if (slots < PORT_RX_SLOTS)
+		slots = PORT_RX_SLOTS;
+	if (!(p = link_port(argv[2], slots,
+			    slots == PORT_RX_SLOTS ? DAEMON_RX_PROMISE_SLOTS : slots,
+			    PORT_MAX_FRAME, err, sizeof(err)))) {
 		fprintf(stderr, "afpacket-rate: %s\n", err);
 		return 1;
 	}

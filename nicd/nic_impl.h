@@ -240,10 +240,6 @@ struct nic {
 	struct hmap monitor; /* qpn -> kept rows (MonitorTriggers qp_error) */
 	uint32_t next_qpn;
 	uint64_t open_msgs;
-	/* Chunks of NIC_SEG_CHUNK segments freed by their QPs, kept for the
-	 * next (sendq.c): an aligned allocation costs about twice a calloc. */
-	struct nic_seg_chunk *chunk_spare; /* linked through their sq */
-	uint32_t nchunk_spare;
 	struct nic_counters ivl; /* totals at the last row */
 	uint64_t cwnd_min, cwnd_max;
 	events_id stats_timer;

@@ -101,7 +101,7 @@ static void apply_cumulative(struct nic *nic, struct nic_qp_send *sq, uint32_t p
 	for (uint64_t i = sq->snd_una; i <= (uint64_t)cack; i++)
 		retire(nic, sq, i);
 	sq->snd_una = (uint64_t)cack + 1;
-	nic_seg_release(nic, sq);
+	nic_seg_release(sq);
 	if (sq->recovery && (uint64_t)cack >= sq->recovery_end)
 		sq->recovery = false;
 }

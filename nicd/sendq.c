@@ -62,56 +62,10 @@ static bool send_alloc(struct nic *nic, struct nic_qp_send *sq)
 	return sq->tx_start.narrow != NULL;
 }
 
-/* A chunk's end: a full one is kept for the next (a few: a NIC's QPs
- * free theirs as they make new ones), any other freed. */
-#define CHUNK_SPARE_MAX 8
-
-static void chunk_dealloc(struct nic_seg_chunk *c)
-{
-	if (c)
-		free(c->alloc);
-}
-
-static void chunk_free(struct nic *nic, struct nic_qp_send *sq, struct nic_seg_chunk *c)
-{
-	if (sq->chunk_shift == __builtin_ctz(NIC_SEG_CHUNK) &&
-	    nic->nchunk_spare < CHUNK_SPARE_MAX) {
-		c->sq = (void *)nic->chunk_spare;
-		nic->chunk_spare = c;
-		nic->nchunk_spare++;
-	} else {
-		chunk_dealloc(c);
-	}
-}
-
-/* A chunk of n segments, zeroed as a new one is (a segment not yet
- * fetched reads SEG_FREE), on a multiple of 32 within a calloc 32 bytes
- * longer: aligned_alloc cost about 440 instructions more a chunk, 14 a
- * data packet at 1,024 hosts with 256 KiB messages. */
-static struct nic_seg_chunk *chunk_new(struct nic *nic, size_t n)
-{
-	size_t bytes = sizeof(struct nic_seg_chunk) + n * sizeof(struct nic_seg);
-	struct nic_seg_chunk *c = nic->chunk_spare;
-	void *a;
-
-	if (n == NIC_SEG_CHUNK && c) {
-		nic->chunk_spare = (void *)c->sq;
-		nic->nchunk_spare--;
-		a = c->alloc;
-		memset(c, 0, bytes);
-	} else if ((a = calloc(1, bytes + 32))) {
-		c = (void *)(((uintptr_t)a + 31) & ~(uintptr_t)31);
-	} else {
-		return NULL;
-	}
-	c->alloc = a;
-	return c;
-}
-
 static void send_free(struct nic_qp_send *sq)
 {
 	while (sq->chunks.len)
-		chunk_dealloc((void *)(uintptr_t)ring64_pop(&sq->chunks));
+		free((void *)(uintptr_t)ring64_pop(&sq->chunks));
 	ring64_free(&sq->chunks);
 	ring64_free(&sq->rtx);
 	free(sq->tx_start.narrow);
@@ -289,7 +243,7 @@ bool nic_seg_tx_widen(struct nic_qp_send *sq)
 
 /* Room for segment idx, the next to fetch: its chunk when it is the
  * chunk's first, and its serialization start's place. */
-static bool seg_room(struct nic *nic, struct nic_qp_send *sq, uint64_t idx)
+static bool seg_room(struct nic_qp_send *sq, uint64_t idx)
 {
 	size_t n = (size_t)1 << sq->chunk_shift;
 	struct nic_seg_chunk *c;
@@ -306,8 +260,9 @@ static bool seg_room(struct nic *nic, struct nic_qp_send *sq, uint64_t idx)
 	}
 	if ((idx >> sq->chunk_shift) - sq->chunk0 < sq->chunks.len)
 		return true;
-	if (!(c = chunk_new(nic, n)) || !ring64_push(&sq->chunks, (uintptr_t)c)) {
-		chunk_dealloc(c);
+	if (!(c = calloc(1, sizeof(*c) + n * sizeof(c->segs[0]))) ||
+	    !ring64_push(&sq->chunks, (uintptr_t)c)) {
+		free(c);
 		return false;
 	}
 	c->sq = sq;
@@ -327,7 +282,7 @@ static bool fetch_new(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 
 	if (!nic_port_reserve(nic, wire))
 		return false;
-	if (!seg_room(nic, sq, idx)) {
+	if (!seg_room(sq, idx)) {
 		nic->c.tx_drop_no_memory++; /* tried again at the next pass */
 		nic_port_unreserve(nic, wire);
 		return false;
@@ -438,13 +393,13 @@ void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 }
 
 /* Free the chunks wholly below the cumulative PSN but the last segment's. */
-void nic_seg_release(struct nic *nic, struct nic_qp_send *sq)
+void nic_seg_release(struct nic_qp_send *sq)
 {
 	uint64_t last = (sq->npkts - 1) >> sq->chunk_shift;
 
 	while (sq->chunks.len && sq->chunk0 < sq->snd_una >> sq->chunk_shift &&
 	       sq->chunk0 != last) {
-		chunk_free(nic, sq, (void *)(uintptr_t)ring64_pop(&sq->chunks));
+		free((void *)(uintptr_t)ring64_pop(&sq->chunks));
 		sq->chunk0++;
 	}
 }
@@ -577,11 +532,6 @@ void nic_send_free_all(struct nic *nic)
 			send_free(sq);
 	}
 	hmap_destroy(m);
-	while (nic->chunk_spare) {
-		struct nic_seg_chunk *c = nic->chunk_spare;
-		nic->chunk_spare = (void *)c->sq;
-		chunk_dealloc(c);
-	}
 }
 
 /* Every segment from the cumulative PSN to the next fetch sits in its

@@ -53,22 +53,19 @@ struct nic_qp_send;
  * yet seen acknowledged").  Its index, QP and length are derived
  * (nic_seg_idx, nic_seg_sq, nic_seg_len); the start of its last
  * serialization is kept apart (nic_seg_tx_start), because RTT samples read
- * it after the segment is retired.  32 bytes on a multiple of 32 (its
- * chunk is aligned on 32): at 24 a segment in four straddled
- * two lines, and at 1,024 hosts a segment is out of the cache at each of
- * the five events that read it (issue 16). */
+ * it after the segment is retired. */
 struct nic_seg {
-	_Alignas(32) timers_id timer; /* retransmission timer, 0 = none */
-	uint16_t ev;		      /* entropy value of the last transmission */
-	uint16_t tx_count;	      /* transmissions so far */
-	uint16_t timeouts;	      /* timeout retransmissions (budget, §12 r7) */
-	uint16_t nacks;		      /* NACK retransmissions (their own budget) */
-	uint8_t sched_k;	      /* which timer of the schedule runs next */
-	uint8_t state;		      /* enum seg_state */
-	uint8_t rtx_origin;	      /* enum rtx_origin of the queued retransmission */
-	uint8_t pos;		      /* its place in its chunk */
-	bool inflight;		      /* counted in the group's bytes in flight */
-	bool gap_queued;	      /* a SACK gap queued it (at most once) */
+	timers_id timer;    /* retransmission timer, 0 = none */
+	uint16_t ev;	    /* entropy value of the last transmission */
+	uint16_t tx_count;  /* transmissions so far */
+	uint16_t timeouts;  /* timeout retransmissions (budget, §12 r7) */
+	uint16_t nacks;	    /* NACK retransmissions (their own budget) */
+	uint8_t sched_k;    /* which timer of the schedule runs next */
+	uint8_t state;	    /* enum seg_state */
+	uint8_t rtx_origin; /* enum rtx_origin of the queued retransmission */
+	uint8_t pos;	    /* its place in its chunk */
+	bool inflight;	    /* counted in the group's bytes in flight */
+	bool gap_queued;    /* a SACK gap queued it (at most once) */
 };
 
 /* Segments live in chunks of consecutive indices, made as the fetches
@@ -80,11 +77,8 @@ struct nic_seg {
 struct nic_seg_chunk {
 	struct nic_qp_send *sq;
 	uint64_t first; /* index of segs[0] */
-	void *alloc;	/* what to free: the chunk is aligned within it (sendq.c) */
 	struct nic_seg segs[];
 };
-_Static_assert(sizeof(struct nic_seg) == 32 && offsetof(struct nic_seg_chunk, segs) == 32,
-	       "a segment within one cache line of its chunk");
 
 /* The sending side of a QP: one message (the Chakra workload).
  *
@@ -301,7 +295,7 @@ void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, enum rtx_origin why,
 		   ps_t now);
 /* Free the chunks the cumulative PSN has passed. */
-void nic_seg_release(struct nic *nic, struct nic_qp_send *sq);
+void nic_seg_release(struct nic_qp_send *sq);
 void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now);

@@ -43,8 +43,9 @@ struct switchd {
 	struct sw *sw;
 };
 
-static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
+static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull)
 {
+	(void)pull; /* a daemon has no pull_before */
 	daemon_transmit(&((struct switchd *)ctx)->d, port, p, arrival);
 }
 

@@ -547,8 +547,7 @@ static inline __attribute__((always_inline)) void port_send(struct sw_port *port
 	bool pull = port->nonempty && port->pull && why == SW_DROP_COUNT &&
 		    port->out.busy_until < sw->pull_before;
 	if (why == SW_DROP_COUNT) {
-		p->pull = pull;
-		sw->host.transmit(sw->host.ctx, sw_port_index(port), p, arrival);
+		sw->host.transmit(sw->host.ctx, sw_port_index(port), p, arrival, pull);
 	} else {
 		drop(sw, port, tc, p, why);
 	}

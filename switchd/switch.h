@@ -32,8 +32,12 @@ struct sw;
 struct sw_host {
 	void *ctx;
 	/* A frame leaves port `port`; it reaches the far end at `arrival`.
-	 * The host owns p from here (it must pkt_put it when done). */
-	void (*transmit)(void *ctx, int port, struct pkt *p, ps_t arrival);
+	 * The host owns p from here (it must pkt_put it when done).  `pull`:
+	 * the host calls sw_pull at its arrival (sw_params.pull_before; false
+	 * without pull_before).  A flag of the call, not of the packet: a
+	 * queued frame's packet is out of the cache when it leaves, and its
+	 * mark cost a write miss a hop at 1,024 hosts (issue 16). */
+	void (*transmit)(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull);
 };
 
 struct sw_params {
@@ -49,7 +53,7 @@ struct sw_params {
 	 * node's) when it builds its bytes, from the wire it takes: the
 	 * switch then leaves them (sim; a daemon's frames need them). */
 	bool host_macs;
-	/* The host calls sw_pull when a frame the switch marked (pkt.pull)
+	/* The host calls sw_pull when a frame the switch marked (`pull`)
 	 * reaches the far end of its link, and writes no pcap (sim).  A port
 	 * whose frames wait then starts its next one at that call, or when
 	 * anything reads the port before it, as it would have at the end of
@@ -67,8 +71,8 @@ struct sw_params {
 struct sw_port;
 struct sw_port *sw_port_of(struct sw *sw, int port);
 
-/* A frame the switch marked (pkt.pull) reached the far end of port's link
- * at now (sw_params.pull_before); the host clears the mark. */
+/* A frame the switch marked (transmit's `pull`) reached the far end of
+ * port's link at now (sw_params.pull_before). */
 void sw_pull(struct sw_port *port, ps_t now);
 
 /* The ports' frames that wait for a pull and were due before now start

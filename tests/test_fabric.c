@@ -271,9 +271,9 @@ static uint64_t nic_sum(const struct run *r, const char *counter)
 
 /* ---- the switch's own hash ---------------------------------------------------- */
 
-static void no_transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
+static void no_transmit(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull)
 {
-	(void)ctx, (void)port, (void)p, (void)arrival;
+	(void)ctx, (void)port, (void)p, (void)arrival, (void)pull;
 }
 
 /* For each spine, the share of entropy values first..first+count-1 that

@@ -74,10 +74,11 @@ struct rig {
 	char dir[64];
 };
 
-static void on_transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
+static void on_transmit(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull)
 {
 	struct rig *r = ctx;
 
+	(void)pull; /* no pull_before */
 	if (r->nsent == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 256;
 		r->sent = realloc(r->sent, r->cap * sizeof(*r->sent));

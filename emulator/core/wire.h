@@ -198,11 +198,8 @@ struct pkt {
 	/* BTH */
 	uint8_t flags; /* WIRE_BTH_A | C | RTX | TS */
 	bool fecn, becn;
-	bool trimmed; /* data opcode with no RETH or payload: cut by a switch */
-	bool icrc;    /* metadata: the frame carries (or is to carry) a RoCEv2 ICRC */
-	/* metadata: the switch port that sent it waits for its arrival at the
-	 * far end to start its next frame (sw_params.pull_before, sim only) */
-	bool pull;
+	bool trimmed;  /* data opcode with no RETH or payload: cut by a switch */
+	bool icrc;     /* metadata: the frame carries (or is to carry) a RoCEv2 ICRC */
 	uint32_t dqpn; /* 24 bits */
 	uint32_t psn;  /* 24 bits */
 	/* Payload of a data packet (its bytes: `payload` below). */

@@ -101,9 +101,11 @@ static void arrive(void *arg, ps_t now)
 		sw_receive(w->fz->sw, w->to_port, p, now);
 }
 
-static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
+static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull)
 {
 	struct fz_node *n = ctx;
+
+	(void)pull; /* no pull_before */
 	struct fz_wire *w = &n->out[port];
 
 	p->next = NULL;
@@ -120,7 +122,7 @@ static void transmit(void *ctx, int port, struct pkt *p, ps_t arrival)
 
 static void nic_transmit(void *ctx, struct pkt *p, ps_t arrival)
 {
-	transmit(ctx, 0, p, arrival);
+	transmit(ctx, 0, p, arrival, false);
 }
 
 static void completion(void *ctx, enum nic_completion what, const struct nic_msg_info *m, ps_t now)

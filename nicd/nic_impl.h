@@ -195,7 +195,6 @@ struct nic_group {
 	uint32_t peer_ip;
 	uint32_t refs; /* send and receive sides that belong to it */
 	bool keyed;    /* in nic->groups (QPGroupsEnabled) */
-	void *alloc;   /* what to free: the group is aligned within it */
 };
 _Static_assert(offsetof(struct nic_group, peer_ip) == 128, "a group's hot part in two lines");
 

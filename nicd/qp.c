@@ -11,21 +11,11 @@
 /* With QPGroupsEnabled every QP with one peer, sending or receiving,
  * belongs to that peer's group; the group lives while any of them does
  * (§12 rule 12).  Without it, each sending side has a group of its own. */
-/* A group on a cache line (nic_impl.h), one a message without
+/* A group is on a cache line (nic_impl.h), one a message without
  * QPGroupsEnabled. */
-static struct nic_group *group_alloc(void)
-{
-	void *a;
-	struct nic_group *g = lines_calloc_one(sizeof(*g), &a);
-
-	if (g)
-		g->alloc = a;
-	return g;
-}
-
 void nic_group_free(struct nic_group *g)
 {
-	free(g->alloc);
+	lines_free_one(g);
 }
 
 struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip)
@@ -35,7 +25,7 @@ struct nic_group *nic_group_get(struct nic *nic, uint32_t peer_ip)
 	if (nic->a.qp_groups)
 		g = hmap_get(&nic->groups, peer_ip);
 	if (!g) {
-		g = group_alloc();
+		g = lines_calloc_one(sizeof(*g));
 		if (!g)
 			return NULL;
 		g->peer_ip = peer_ip;

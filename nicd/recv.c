@@ -77,21 +77,10 @@ static bool recv_alloc_held(struct nic *nic, struct nic_qp_recv *rq)
 	return rq->held != NULL;
 }
 
-/* A receiving QP on a cache line (recv.h), one a message. */
-static struct nic_qp_recv *rq_alloc(void)
-{
-	void *a;
-	struct nic_qp_recv *rq = lines_calloc_one(sizeof(*rq), &a);
-
-	if (rq)
-		rq->alloc = a;
-	return rq;
-}
-
+/* A receiving QP is on a cache line (recv.h), one a message. */
 static void rq_dealloc(struct nic_qp_recv *rq)
 {
-	if (rq)
-		free(rq->alloc);
+	lines_free_one(rq);
 }
 
 static void recv_free(struct nic *nic, struct nic_qp_recv *rq)
@@ -139,7 +128,7 @@ static struct nic_qp_recv *recv_create(struct nic *nic, const struct pkt *p, ps_
 
 	if (nic->recv.nopen >= nic->a.max_qps)
 		recv_evict(nic, now);
-	rq = rq_alloc();
+	rq = lines_calloc_one(sizeof(*rq));
 	if (!rq || !recv_alloc_held(nic, rq)) {
 		rq_dealloc(rq);
 		nic->c.rx_drop_max_qps++;

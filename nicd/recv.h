@@ -28,9 +28,9 @@ struct nic_dest;
 
 /* The receiving side of a QP. */
 /* A data packet reads most of it, and at 1,024 hosts it is out of the
- * cache at each (issue 16): its fields are packed, widest first, into 176
- * bytes that recv.c aligns on a cache line, three lines where the 208
- * bytes with holes, on calloc's 16, were four. */
+ * cache at each (issue 16): its fields are packed, widest first, into 168
+ * bytes that recv.c puts on a cache line (lines_calloc_one), three lines
+ * where the 208 bytes with holes, on calloc's 16, were four. */
 struct nic_qp_recv {
 	struct nic *nic;
 	struct nic_group *group;
@@ -51,7 +51,6 @@ struct nic_qp_recv {
 	 * those that never advanced their cumulative PSN and one for the
 	 * others: MaxQps evicts from their heads (§12 rule 11). */
 	struct nic_qp_recv *lru_prev, *lru_next;
-	void *alloc; /* what to free: the QP is aligned within it (recv.c) */
 
 	uint32_t qpn;
 	uint32_t peer_ip;

@@ -150,24 +150,14 @@ void nic_spray_probe_answer(struct nic *nic, const struct pkt *p, ps_t now)
 	}
 }
 
-/* A destination on a cache line: nic_spray_next reads rr to round_robin,
- * in the first; a calloc's 16 bytes put them across two lines in three
- * places of four, and at 1,024 hosts a destination is out of the cache at
- * each of its packets (issue 16).  One a message at 1,024 hosts. */
-static struct nic_dest *dest_alloc(void)
-{
-	void *a;
-	struct nic_dest *d = lines_calloc_one(sizeof(*d), &a);
-
-	if (d)
-		d->alloc = a;
-	return d;
-}
-
+/* A destination is on a cache line (lines_calloc_one): nic_spray_next
+ * reads rr to round_robin, in the first; a calloc's 16 bytes put them
+ * across two lines in three places of four, and at 1,024 hosts a
+ * destination is out of the cache at each of its packets (issue 16). */
 static void dest_free(struct nic_dest *d)
 {
 	free(d->state);
-	free(d->alloc);
+	lines_free_one(d);
 }
 
 /* Destinations (PROTOCOL.md §6: spraying state per destination) live while
@@ -201,7 +191,7 @@ struct nic_dest *nic_dest_get(struct nic *nic, uint32_t ip)
 			idle_unlink(nic, d);
 		return d;
 	}
-	if (!(d = dest_alloc()) || !(d->state = calloc(nic->a.entropy_count, 1)) ||
+	if (!(d = lines_calloc_one(sizeof(*d))) || !(d->state = calloc(nic->a.entropy_count, 1)) ||
 	    !hmap_put(&nic->dests.by_ip, ip, d)) {
 		if (d)
 			dest_free(d);

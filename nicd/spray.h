@@ -44,7 +44,6 @@ struct nic_dest {
 	events_id probe_timer;
 	uint32_t refs; /* QPs (either side) that use it */
 	/* -- line 1: the rarer */
-	void *alloc;				/* what to free: d is aligned within it (spray.c) */
 	struct nic_dest *idle_prev, *idle_next; /* unused ones, oldest first */
 };
 

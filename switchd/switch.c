@@ -544,8 +544,10 @@ static inline __attribute__((always_inline)) void port_send(struct sw_port *port
 	 * the far end pulls that start (sw_params.pull_before) instead of an
 	 * event, on a link that carries every frame (no verdict to draw, no
 	 * drop to free a packet at another time). */
-	bool pull = port->nonempty && port->pull && why == SW_DROP_COUNT &&
+	bool able = port->pull & SW_PULL_ABLE && why == SW_DROP_COUNT &&
 		    port->out.busy_until < sw->pull_before;
+	bool pull = port->nonempty && able;
+	port->pull = (uint8_t)((port->pull & ~SW_PULL_SENT) | (able ? SW_PULL_SENT : 0));
 	if (why == SW_DROP_COUNT) {
 		sw->host.transmit(sw->host.ctx, sw_port_index(port), p, arrival, pull);
 	} else {
@@ -645,6 +647,15 @@ static void port_kick(struct sw_port *port, ps_t now)
 		return;
 	}
 	port->wake_pending = true;
+	/* The frame on the wire could have carried a pull (port_send): it
+	 * still can, being the link's last, and its arrival (or a reader
+	 * before it) starts this one as port_free would have.  At 8 hosts
+	 * 11,261 port_free events of 61,422 hops (callgrind). */
+	if (port->pull & SW_PULL_SENT) {
+		port->pull |= SW_PULL_WAITING;
+		port->sw->host.pull_last(port->sw->host.ctx, sw_port_index(port));
+		return;
+	}
 	events_schedule(port->sw->ev, port->out.busy_until, port_free, port);
 }
 void sw_port_set_down(struct sw *sw, int port, bool down)

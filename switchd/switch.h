@@ -38,6 +38,10 @@ struct sw_host {
 	 * queued frame's packet is out of the cache when it leaves, and its
 	 * mark cost a write miss a hop at 1,024 hosts (issue 16). */
 	void (*transmit)(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull);
+	/* The last frame port `port` handed over, still on its link, is
+	 * marked `pull` after all: a frame was queued behind it (with
+	 * sw_params.pull_before; may be NULL without) */
+	void (*pull_last)(void *ctx, int port);
 };
 
 struct sw_params {

@@ -105,7 +105,10 @@ struct sw_port {
 	 * next frame.  SW_PULL_ABLE: the port may wait so (port_init: the
 	 * host pulls, its link has a delay and no faults, and its longest
 	 * frame's serialization is below sw_params.pull_ser_below), a bit
-	 * here rather than four tests of each departure */
+	 * here rather than four tests of each departure.  SW_PULL_SENT: the
+	 * frame on the wire went with every condition of a pull but a frame
+	 * queued behind it: one queued later marks it (sw_host.pull_last)
+	 * instead of scheduling port_free (port_kick) */
 	uint8_t pull;
 	struct egress out; /* serialization, the link's verdict, hand-over;
 			    * its rate and link in the next line */
@@ -120,6 +123,7 @@ _Static_assert(offsetof(struct sw_port, out) + offsetof(struct egress, rate) <= 
 
 #define SW_PULL_WAITING 1
 #define SW_PULL_ABLE	2
+#define SW_PULL_SENT	4
 
 /* What every frame reads comes first, a cache line for forwarding and one
  * for the attributes (classification, admission, ECN). */

@@ -294,6 +294,17 @@ static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival, boo
 	wire_transmit(&((struct sim_port *)ctx)[port_index].out, p, arrival, (uintptr_t)pull);
 }
 
+/* A switch port's frame on the wire gets its pull mark after it left
+ * (sw_host.pull_last): it is the wire's last, and still on it. */
+static void pull_last(void *ctx, int port_index)
+{
+	struct sim_wire *w = &((struct sim_port *)ctx)[port_index].out;
+
+	w->ring[(w->head + w->len - 1) & (w->cap - 1)].p |= SIM_PULL;
+	if (w->len == 1)
+		w->first |= SIM_PULL;
+}
+
 /* A NIC has one port, which is its context: its frames go out without a
  * look at its node (a cache line cold at 1,024 hosts, issue 16). */
 static void nic_transmit(void *ctx, struct pkt *p, ps_t arrival)
@@ -359,7 +370,7 @@ static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 				.links = n->links,
 				.events = s->q,
 				.pool = &s->pool,
-				.host = {.ctx = n->ports, .transmit = transmit},
+				.host = {.ctx = n->ports, .transmit = transmit, .pull_last = pull_last},
 				.stats = s->switch_stats,
 				.host_macs = true,
 				/* frames the pcaps show as they end: those ends

@@ -162,6 +162,8 @@ static void dscp_classes(struct sw *sw)
 	}
 }
 
+static bool hop_table(struct sw *sw);
+
 struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 {
 	struct sw *sw;
@@ -186,7 +188,7 @@ struct sw *sw_new(const struct sw_params *prm, char *err, size_t errlen)
 		sw->host_macs = prm->host_macs;
 		sw->pull_before = prm->pull_before;
 	}
-	if (!sw || !ports_alloc(sw, n->nports)) {
+	if (!sw || !ports_alloc(sw, n->nports) || !hop_table(sw)) {
 		snprintf(err, errlen, "%s: out of memory", n->name);
 		sw_free(sw);
 		return NULL;
@@ -231,6 +233,7 @@ void sw_free(struct sw *sw)
 	free(sw->ports);
 	free(sw->classes);
 	free(sw->lasts);
+	free((void *)sw->hop);
 	free(sw);
 }
 
@@ -260,15 +263,55 @@ static uint64_t flow_hash(const struct sw *sw, const struct pkt *p)
 	return mix64(h ^ ((uint64_t)17 << 32 | (uint64_t)p->sport << 16 | p->dport));
 }
 
+/* One entry of the hop table (struct sw's hop) for ECMP set i. */
+static uint16_t hop_entry(const struct topo_ecmp *sets, int i)
+{
+	const struct topo_ecmp *s = &sets[i];
+
+	if (!s->count)
+		return SW_HOP_NONE;
+	if (s->count == 1)
+		return s->port[0];
+	return i < SW_HOP_FAR - SW_HOP_SET ? (uint16_t)(SW_HOP_SET | i) : SW_HOP_FAR;
+}
+
+/* The hop table, as topology_ecmp would find each entry. */
+static bool hop_table(struct sw *sw)
+{
+	const struct topo_routes *r = &sw->t->routes[sw->node];
+	uint16_t *hop = malloc((SW_HOP_LEAF + (size_t)sw->t->nleaves) * sizeof(*hop));
+
+	if (!hop)
+		return false;
+	_Static_assert(TOPO_MAX_PORTS < SW_HOP_SET, "a port is below SW_HOP_SET");
+	for (int i = 0; i < SW_HOP_LEAF; i++)
+		hop[i] = hop_entry(r->sets, r->to_port[i]);
+	for (int i = 0; i < sw->t->nleaves; i++)
+		hop[SW_HOP_LEAF + i] = hop_entry(r->sets, r->to_leaf[i]);
+	sw->hop = hop;
+	sw->sets = r->sets;
+	return true;
+}
+
+/* topology_ecmp's set by the hop table.  The IP's own lookup stays: a
+ * frame to an address no endpoint has is a hop with no route. */
 int sw_route(const struct sw *sw, const struct pkt *p)
 {
 	int dst = topology_find_ip(sw->t, p->dst_ip);
+	const struct topo_attach *a;
 	const struct topo_ecmp *s;
+	uint16_t e;
 
-	if (dst < 0 || !(s = topology_ecmp(sw->t, sw->node, dst))->count)
+	if (dst < 0 || (a = &sw->t->attach[dst])->sw < 0)
 		return -1;
+	e = sw->hop[a->sw == sw->node ? a->port : SW_HOP_LEAF + a->leaf];
+	if (e < SW_HOP_SET)
+		return e;
+	if (e == SW_HOP_NONE)
+		return -1;
+	s = e == SW_HOP_FAR ? topology_ecmp(sw->t, sw->node, dst) : &sw->sets[e & ~SW_HOP_SET];
 	/* the hash's top 32 bits scaled to the set: no division */
-	return s->count == 1 ? s->port[0] : s->port[(flow_hash(sw, p) >> 32) * s->count >> 32];
+	return s->port[(flow_hash(sw, p) >> 32) * s->count >> 32];
 }
 
 /* ---- queues -------------------------------------------------------------- */

@@ -121,6 +121,11 @@ struct sw_port {
 _Static_assert(offsetof(struct sw_port, out) + offsetof(struct egress, rate) <= 64,
 	       "what a frame reads of its port in one cache line");
 
+#define SW_HOP_LEAF TOPO_MAX_PORTS /* struct sw's hop: a leaf's entry */
+#define SW_HOP_SET  0x8000	   /* ... an ECMP set of more than one port */
+#define SW_HOP_FAR  0xFFFE	   /* ... a set too far in sets: topology_ecmp */
+#define SW_HOP_NONE 0xFFFF	   /* ... no route */
+
 #define SW_PULL_WAITING 1
 #define SW_PULL_ABLE	2
 #define SW_PULL_SENT	4
@@ -133,8 +138,16 @@ struct sw {
 	int ports_down; /* ports set down (sw_port_set_down) */
 	uint64_t seed;	/* of the ECMP hash */
 	struct sw_port *ports;
-	struct pkt_pool *pool;
-	bool host_macs; /* sw_params.host_macs */
+	/* A hop's route from its destination's attachment (sw_route): by
+	 * the port it hangs off when that is one of this switch's, else by
+	 * its leaf (SW_HOP_LEAF + leaf), the one port of its ECMP set, or
+	 * SW_HOP_SET | the set in sets (SW_HOP_FAR past 32,765), or SW_HOP_NONE.  A set is 80 bytes
+	 * and a spine's 32 sets are 40 cache lines: read at each hop, it was
+	 * half a miss a hop at 1,024 hosts; a spine's hop table is one line
+	 * (issue 16). */
+	const uint16_t *hop;
+	const struct topo_ecmp *sets; /* the topology's sets of this switch */
+	bool host_macs;		      /* sw_params.host_macs */
 	/* By DSCP: its traffic class (sw_classify, bits 0-2), and whether it
 	 * is the trimmable-retransmission codepoint under the UET policy
 	 * (SW_DSCP_RETX: 1.5 x the queue limit).  A load where a hop
@@ -161,6 +174,7 @@ struct sw {
 	int ntc;
 	struct sw_class *classes;
 	struct sw_counters *lasts;
+	struct pkt_pool *pool;
 	struct csv *stats;
 	uint64_t rx_drop_payload, rx_drop_no_memory, rx_drop_wire[WIRE_ERROR_COUNT];
 };

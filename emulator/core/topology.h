@@ -86,8 +86,9 @@ struct topo_attach {
 	int sw;	      /* the leaf switch; -1 for switches and for an endpoint
 		       * linked straight to another endpoint */
 	int16_t port; /* the leaf's port to the endpoint */
-	int16_t leaf; /* the leaf's index among leaves; switches: their own
-		       * index when they are a leaf, else -1 */
+	int16_t leaf; /* the leaf's index among leaves (a hop reads it with
+		       * sw and port); switches: their own index when they are
+		       * a leaf, else -1 */
 };
 
 /* A switch's routes: one ECMP set per leaf, and one per port that leads to
@@ -200,7 +201,7 @@ static inline const struct topo_ecmp *topology_ecmp(const struct topology *t, in
 
 	if (a->sw == sw)
 		return &r->sets[r->to_port[a->port]];
-	return &r->sets[a->sw < 0 ? 0 : r->to_leaf[t->attach[a->sw].leaf]];
+	return &r->sets[a->sw < 0 ? 0 : r->to_leaf[a->leaf]];
 }
 
 /* Whether name is a valid emulation name (emulation) or node name

@@ -72,6 +72,7 @@ static void find_leaves(struct topology *t, int *first)
 			first[t->nleaves] = i;
 			t->attach[p->peer].leaf = (int16_t)t->nleaves++;
 		}
+		t->attach[i].leaf = t->attach[p->peer].leaf;
 	}
 }
 

@@ -49,6 +49,9 @@ static inline struct pkt *frame_pkt(uintptr_t p)
 	return (struct pkt *)(p & ~SIM_PULL);
 }
 
+#define SIM_RX_PCAP 1
+#define SIM_TX_PCAP 2
+
 /* The kind of engine at a wire's far end, which names its arrival event's
  * function. */
 enum sim_rx { SIM_RX_NOWHERE, SIM_RX_NIC, SIM_RX_SW };
@@ -76,7 +79,13 @@ struct sim_wire {
 	_Alignas(64) struct sim_frame *ring;
 	uint32_t head, len, cap; /* frames on the wire; cap a power of two */
 	uint8_t rx_kind;	 /* enum sim_rx: what rx is */
-	bool rx_pcap, tx_pcap;	 /* rx_cap, tx_cap are set */
+	uint8_t pcaps;		 /* SIM_RX_PCAP, SIM_TX_PCAP: rx_cap, tx_cap set */
+	/* the last frame the sending switch port handed over has the pull
+	 * mark: a frame sent after a marked one, unmarked, means the port
+	 * caught up and has nothing waiting, so the marked one's arrival
+	 * has nothing to pull and reads no port (a line cold at 1,024
+	 * hosts).  Written by every transmit, on the line it writes. */
+	bool last_marked;
 	uint8_t to_port;	 /* the receiving port */
 	uint64_t key;		 /* ring[head]'s arrival key (events_key_arrival) */
 	struct events *q;
@@ -188,13 +197,13 @@ static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
 
 	/* the sending port's next frame waits for this one's arrival (it
 	 * joins this wire behind p) */
-	if (w->first & SIM_PULL)
+	if (w->first & SIM_PULL && w->last_marked)
 		sw_pull(w->puller, now);
 	w->head = (w->head + 1) & (w->cap - 1);
 	w->key = events_key_arrival_next(w->key);
 	if (--w->len)
 		schedule_arrival(w);
-	if (w->rx_pcap)
+	if (w->pcaps & SIM_RX_PCAP)
 		capture_pkt(w->sim, w, w->rx_cap, p, now);
 	return p;
 }
@@ -279,7 +288,7 @@ static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct p
  * first frame has the arrival event. */
 static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival, uintptr_t pull)
 {
-	if (!w->len || w->len == w->cap || w->tx_pcap) {
+	if (!w->len || w->len == w->cap || w->pcaps & SIM_TX_PCAP) {
 		transmit_slow(w, p, arrival, pull);
 		return;
 	}
@@ -291,7 +300,10 @@ static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival
  * look at the node. */
 static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival, bool pull)
 {
-	wire_transmit(&((struct sim_port *)ctx)[port_index].out, p, arrival, (uintptr_t)pull);
+	struct sim_wire *w = &((struct sim_port *)ctx)[port_index].out;
+
+	w->last_marked = pull;
+	wire_transmit(w, p, arrival, (uintptr_t)pull);
 }
 
 /* A switch port's frame on the wire gets its pull mark after it left
@@ -303,6 +315,7 @@ static void pull_last(void *ctx, int port_index)
 	w->ring[(w->head + w->len - 1) & (w->cap - 1)].p |= SIM_PULL;
 	if (w->len == 1)
 		w->first |= SIM_PULL;
+	w->last_marked = true;
 }
 
 /* A NIC has one port, which is its context: its frames go out without a
@@ -424,7 +437,7 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 			return false;
 		}
 		port->out.tx_cap = port->cap;
-		port->out.tx_pcap = port->cap != NULL;
+		port->out.pcaps = port->cap ? SIM_TX_PCAP : 0;
 		port->out.tx_cap_key = capture_sent_key(tn->kind == NODE_NIC);
 	}
 	if (tn->kind == NODE_SWITCH)
@@ -461,7 +474,7 @@ static void connect_wires(struct sim *s)
 			w->rx = dst->nic ? (void *)dst->nic : (void *)dst->sw;
 			w->rx_kind = dst->nic ? SIM_RX_NIC : dst->sw ? SIM_RX_SW : SIM_RX_NOWHERE;
 			w->rx_cap = dst->ports[w->to_port].cap;
-			w->rx_pcap = w->rx_cap != NULL;
+			w->pcaps |= w->rx_cap ? SIM_RX_PCAP : 0;
 		}
 }
 

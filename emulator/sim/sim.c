@@ -288,7 +288,8 @@ static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct p
  * first frame has the arrival event. */
 static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival, uintptr_t pull)
 {
-	if (!w->len || w->len == w->cap || w->pcaps & SIM_TX_PCAP) {
+	/* empty or full, one unsigned compare: len - 1 wraps when empty */
+	if (w->len - 1 >= w->cap - 1 || w->pcaps & SIM_TX_PCAP) {
 		transmit_slow(w, p, arrival, pull);
 		return;
 	}

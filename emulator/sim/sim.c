@@ -86,8 +86,8 @@ struct sim_wire {
 	 * has nothing to pull and reads no port (a line cold at 1,024
 	 * hosts).  Written by every transmit, on the line it writes. */
 	bool last_marked;
-	uint8_t to_port;	 /* the receiving port */
-	uint64_t key;		 /* ring[head]'s arrival key (events_key_arrival) */
+	uint8_t to_port; /* the receiving port */
+	uint64_t key;	 /* ring[head]'s arrival key (events_key_arrival) */
 	struct events *q;
 	void *rx;		/* the receiving engine, a NIC or a switch (connect_wires) */
 	uintptr_t first;	/* ring[head].p while the wire has frames */
@@ -378,19 +378,20 @@ static bool open_capture(struct sim *s, struct sim_port *port, const char *outdi
 static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 {
 	const struct topo_node *tn = &s->t->nodes[n->index];
-	struct sw_params prm = {.name = tn->name,
-				.topo = s->t,
-				.node = n->index,
-				.links = n->links,
-				.events = s->q,
-				.pool = &s->pool,
-				.host = {.ctx = n->ports, .transmit = transmit, .pull_last = pull_last},
-				.stats = s->switch_stats,
-				.host_macs = true,
-				/* frames the pcaps show as they end: those ends
-				 * keep their events */
-				.pull_before = s->capture ? 0 : s->elide_before,
-				.pull_ser_below = s->sample_ivl ? s->sample_ivl : PS_NEVER};
+	struct sw_params prm = {
+	    .name = tn->name,
+	    .topo = s->t,
+	    .node = n->index,
+	    .links = n->links,
+	    .events = s->q,
+	    .pool = &s->pool,
+	    .host = {.ctx = n->ports, .transmit = transmit, .pull_last = pull_last},
+	    .stats = s->switch_stats,
+	    .host_macs = true,
+	    /* frames the pcaps show as they end: those ends
+	     * keep their events */
+	    .pull_before = s->capture ? 0 : s->elide_before,
+	    .pull_ser_below = s->sample_ivl ? s->sample_ivl : PS_NEVER};
 	char err[512];
 
 	n->sw = sw_new(&prm, err, sizeof(err));

@@ -116,6 +116,33 @@ static void test_same_time_key_then_sequence(void **state)
 	events_free(log.q);
 }
 
+/* A hint only asks for memory to be fetched ahead (emulator/core/events.c,
+ * Fetched ahead): events scheduled with one run in the same order, with
+ * the same argument, as without, and a hint that points nowhere (NULL, an
+ * address never mapped) is never read. */
+static void test_hint_changes_nothing(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t t = 5000;
+	const void *nowhere[] = {NULL, (const void *)(uintptr_t)1, items};
+
+	(void)state;
+	at(&log, t, 0);
+	for (int tag = 1; tag <= 6; tag++) {
+		uint64_t key = tag % 2 ? events_key_arrival(7 - tag, 1) : EVENTS_KEY_ENGINE;
+		items[tag].id = events_schedule_hint(log.q, t + (tag == 6), key, record,
+						     item(&log, tag), nowhere[tag % 3]);
+	}
+	at(&log, t, 7);
+	assert_true(events_cancel(log.q, items[4].id));
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 7);
+	/* arrivals by port (5: port 2, 3: port 4, 1: port 6), then engine
+	 * events as scheduled, then t + 1 */
+	const int want[] = {5, 3, 1, 0, 2, 7, 6};
+	expect_order(&log, want, 7);
+	events_free(log.q);
+}
+
 /* Picoseconds that share a level-0 slot (64 ps) run by time first, then
  * key, whatever order they were scheduled in; a run stopped inside the
  * slot leaves the rest in place, and an event scheduled then for the
@@ -1092,6 +1119,7 @@ int main(void)
 	alarm(WATCHDOG_S);
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_time_key_then_sequence),
+	    cmocka_unit_test(test_hint_changes_nothing),
 	    cmocka_unit_test(test_one_slot_time_then_key),
 	    cmocka_unit_test(test_sorted_slot_engine_and_arrivals),
 	    cmocka_unit_test(test_arrival_key_layout),

@@ -63,6 +63,17 @@
  * 64 ps need two (8,976 -> 8,480 at 8 hosts, 9,260 -> 9,106 at 128; 7,146
  * -> 7,288 at 1,024, where the sort compares times as well as keys).
  *
+ * Fetched ahead.  At 1,024 hosts what an event reads first has mostly
+ * left the cache since it was scheduled: a frame's wire and its packet,
+ * about 11 % of the events' last-level misses (callgrind).  Taking an
+ * event from the `fifo` touches the next one's node anyway, so it asks
+ * for the next event's argument and its hint (events_schedule_hint: the
+ * frame's packet) to be fetched while this event runs.  Events of 64 ps
+ * run back to back, so the fetch has about one event's time.  Measured:
+ * the events' CPU at 1,024 hosts (256 KiB messages, 40 alternating runs
+ * on a loaded machine) least 0.148 -> 0.125 s, median 0.216 -> 0.189 s;
+ * instructions +1.2 % at 8 hosts, where everything is in the cache.
+ *
  * Events live in 64-byte nodes on a free list, linked by index: no
  * allocation per event.  The node array is a mapping that grows in place
  * (mremap), so it is never copied.  An id is (generation << 32) | index
@@ -108,6 +119,7 @@ struct node {
 	uint32_t prev; /* slot list; NIL at the head */
 	uint32_t gen;
 	uint8_t state;
+	const void *hint; /* what fn will read first, fetched an event ahead */
 };
 
 /* A list of nodes: a wheel slot (level 0: in run order; above: in
@@ -1050,20 +1062,22 @@ static inline bool refill(struct events *q, ps_t limit)
 
 /* ---- the interface ---- */
 
-static events_id schedule_grown(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg);
+static events_id schedule_grown(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg,
+				const void *hint);
 
 /* A time before now is clamped to now: the event runs at once, after the
  * events already due now (rule 16 order), rather than moving the clock back.
  * Scheduling in the past is a caller's bug, but a daemon should not die of
  * it (docs/architecture.md: late frames are run at once). */
-events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg)
+events_id events_schedule_hint(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg,
+			       const void *hint)
 {
 	uint32_t i = q->free_list;
 
 	if (!i) {
 		/* Rare: no call on the common path, whose registers then need
 		 * no saving. */
-		return schedule_grown(q, when, key, fn, arg);
+		return schedule_grown(q, when, key, fn, arg, hint);
 	}
 	struct node *n = &q->nodes[i];
 	q->free_list = n->next;
@@ -1072,6 +1086,7 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 	n->key = key;
 	n->fn = fn;
 	n->arg = arg;
+	n->hint = hint;
 	q->pending++;
 	events_id id = ((uint64_t)n->gen << 32) | i;
 	if (on_level0(q, when)) {
@@ -1086,10 +1101,15 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 }
 
 static __attribute__((noinline)) events_id schedule_grown(struct events *q, ps_t when, uint64_t key,
-							  events_fn fn, void *arg)
+							  events_fn fn, void *arg, const void *hint)
 {
 	node_grow(q);
-	return events_schedule_key(q, when, key, fn, arg);
+	return events_schedule_hint(q, when, key, fn, arg, hint);
+}
+
+events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg)
+{
+	return events_schedule_hint(q, when, key, fn, arg, arg);
 }
 
 events_id events_schedule(struct events *q, ps_t when, events_fn fn, void *arg)
@@ -1242,7 +1262,12 @@ static inline __attribute__((always_inline)) bool run_due(struct events *q, ps_t
 		}
 		l->head = n->next;
 		if (n->next) {
-			q->nodes[n->next].prev = NIL;
+			struct node *after = &q->nodes[n->next];
+			after->prev = NIL;
+			/* what the next event reads first, fetched while this
+			 * one runs (see the top of the file) */
+			__builtin_prefetch(after->arg);
+			__builtin_prefetch(after->hint);
 		} else {
 			l->tail = NIL;
 			l0_mark_empty(q, l0_slot(q->cur));

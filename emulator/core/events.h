@@ -52,6 +52,11 @@ events_id events_schedule(struct events *q, ps_t when, events_fn fn, void *arg);
 /* Same, with an explicit order key among events at the same time. */
 events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg);
 
+/* Same, naming what fn will read first besides arg (a frame's packet):
+ * fetched into the cache while the event before it runs. */
+events_id events_schedule_hint(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg,
+			       const void *hint);
+
 /* Cancel a pending event. Returns false if it already ran or was cancelled. */
 bool events_cancel(struct events *q, events_id id);
 

@@ -186,7 +186,7 @@ static inline __attribute__((always_inline)) void schedule_arrival(struct sim_wi
 
 	w->first = f->p;
 	__builtin_prefetch((const void *)f->p); /* its low bit stays in the line */
-	events_schedule_key(w->q, f->arrival, w->key, arrive[w->rx_kind], w);
+	events_schedule_hint(w->q, f->arrival, w->key, arrive[w->rx_kind], w, (const void *)f->p);
 }
 
 /* The first frame leaves the wire at now: the next one gets the event,

@@ -72,30 +72,6 @@ void nic_free(struct nic *nic)
 	free(nic);
 }
 
-/* A frame from this NIC to dst_ip, its headers but the transport's filled;
- * NULL (counted) when the packet pool is empty. */
-struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport)
-{
-	struct pkt *p = pkt_get(nic->pool);
-
-	if (!p) {
-		nic->c.tx_drop_no_memory++;
-		return NULL;
-	}
-	_Static_assert(offsetof(struct pkt, src_mac) == 6 && offsetof(struct pkt, src_ip) == 12 &&
-			   offsetof(struct nic, mac) == offsetof(struct nic, peer_mac) + 6 &&
-			   offsetof(struct nic, ip) == offsetof(struct nic, peer_mac) + 12,
-		       "a frame opens as the NIC keeps its addresses");
-	memcpy(p, nic->peer_mac, 16);
-	p->dst_ip = dst_ip;
-	p->ttl = WIRE_TTL;
-	p->sport = sport;
-	p->dport = WIRE_ROCE_PORT;
-	p->opcode = opcode;
-	p->icrc = nic->a.icrc;
-	return p;
-}
-
 /* docs/protocol.md §1: a probe is answered with a SACK to QP 2 with PR = 1, the
  * probe id as ack_psn_offset, its entropy echoed and all PSN fields 0. */
 static void answer_probe(struct nic *nic, const struct pkt *p, ps_t now)

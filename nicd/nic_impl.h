@@ -255,9 +255,32 @@ void nic_group_put(struct nic *nic, struct nic_group *g);
 void nic_group_free(struct nic_group *g);
 uint32_t nic_qpn_alloc(struct nic *nic);
 
-/* nic.c: a frame from this NIC (headers but the transport's); NULL,
- * counted, when the packet pool is empty. */
-struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode, uint16_t sport);
+/* A frame from this NIC to dst_ip, its headers but the transport's filled;
+ * NULL (counted) when the packet pool is empty.  Inline: three frames a
+ * data packet, and the call was a quarter of its 42 instructions (issue
+ * 16, callgrind at 8 hosts). */
+static inline struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode,
+				      uint16_t sport)
+{
+	struct pkt *p = pkt_get(nic->pool);
+
+	if (!p) {
+		nic->c.tx_drop_no_memory++;
+		return NULL;
+	}
+	_Static_assert(offsetof(struct pkt, src_mac) == 6 && offsetof(struct pkt, src_ip) == 12 &&
+			   offsetof(struct nic, mac) == offsetof(struct nic, peer_mac) + 6 &&
+			   offsetof(struct nic, ip) == offsetof(struct nic, peer_mac) + 12,
+		       "a frame opens as the NIC keeps its addresses");
+	memcpy(p, nic->peer_mac, 16);
+	p->dst_ip = dst_ip;
+	p->ttl = WIRE_TTL;
+	p->sport = sport;
+	p->dport = WIRE_ROCE_PORT;
+	p->opcode = opcode;
+	p->icrc = nic->a.icrc;
+	return p;
+}
 
 /* Seed, NACKs: a switch trimmed the packet (its codepoint says so; RETH
  * and the payload are gone). */

@@ -7,8 +7,10 @@
 
 /* ---- receiver: building ------------------------------------------------ */
 
-static struct pkt *control_pkt(struct nic *nic, struct nic_qp_recv *rq, uint8_t opcode,
-			       uint16_t sport)
+/* Inline in its two callers, a data packet's SACK and cumulative ACK: the
+ * call cost some 20 of its 69 instructions (issue 16, callgrind). */
+static inline __attribute__((always_inline)) struct pkt *
+control_pkt(struct nic *nic, struct nic_qp_recv *rq, uint8_t opcode, uint16_t sport)
 {
 	struct pkt *p = nic_pkt_new(nic, rq->peer_ip, opcode, sport);
 

@@ -93,7 +93,7 @@ void nic_port_set_down(struct nic *nic, bool down)
 
 /* Seed, Egress buffer: the transmit pass tries again 15 ns after the data
  * pool drains from above half its size to half or less. */
-static void release_data(struct nic *nic, uint32_t len, ps_t now)
+static inline void release_data(struct nic *nic, uint32_t len, ps_t now)
 {
 	struct egress_pool *pool = &nic->port.data_pool;
 	uint64_t half = pool->size / 2;

@@ -42,7 +42,7 @@ void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
  * read as two words of the ring; the ring has at least MaxPSNRange + 1
  * bits and nothing is held at or beyond `limit`, so bits past it (which the
  * ring aliases to earlier PSNs) are masked off. */
-static uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64_t limit)
+static inline uint64_t block_bitmap(const struct nic_qp_recv *rq, uint64_t base, uint64_t limit)
 {
 	uint64_t words = (rq->held_mask + 1) / 64, b = base & rq->held_mask;
 	uint64_t w = b / 64, o = b % 64, bits;

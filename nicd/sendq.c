@@ -393,7 +393,7 @@ void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_se
 }
 
 /* Free the chunks wholly below the cumulative PSN but the last segment's. */
-void nic_seg_release(struct nic_qp_send *sq)
+void nic_seg_release_chunks(struct nic_qp_send *sq)
 {
 	uint64_t last = (sq->npkts - 1) >> sq->chunk_shift;
 

@@ -294,8 +294,15 @@ struct pkt *nic_build_rtx(struct nic *nic, struct nic_qp_send *sq, uint64_t idx,
 void nic_seg_leave_flight(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint64_t idx);
 void nic_rtx_queue(struct nic *nic, struct nic_qp_send *sq, uint64_t idx, enum rtx_origin why,
 		   ps_t now);
-/* Free the chunks the cumulative PSN has passed. */
-void nic_seg_release(struct nic_qp_send *sq);
+/* Free the chunks the cumulative PSN has passed.  Inline, the test alone:
+ * a chunk is passed once in 32 cumulative ACKs at 8 hosts, and the call
+ * cost 27 instructions each time (issue 16, callgrind). */
+void nic_seg_release_chunks(struct nic_qp_send *sq);
+static inline void nic_seg_release(struct nic_qp_send *sq)
+{
+	if (sq->chunks.len && sq->chunk0 < sq->snd_una >> sq->chunk_shift)
+		nic_seg_release_chunks(sq);
+}
 void nic_send_event(struct nic *nic, const struct nic_qp_send *sq, const char *what, ps_t now);
 void nic_send_close(struct nic *nic, struct nic_qp_send *sq, ps_t now);
 void nic_qp_error(struct nic *nic, struct nic_qp_send *sq, ps_t now);

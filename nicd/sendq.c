@@ -419,7 +419,11 @@ static struct nic_qp_send *sender_of(struct nic *nic, struct nic_pkt_meta m)
 	return sq;
 }
 
-struct nic_qp_send *nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
+/* Inline (across files, by the link-time optimizer) in the port's frame
+ * start: out of line it cost 17 instructions a data packet more (issue
+ * 16, callgrind at 8 hosts). */
+inline __attribute__((always_inline)) struct nic_qp_send *
+nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now)
 {
 	struct nic_qp_send *sq = sender_of(nic, m);
 

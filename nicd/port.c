@@ -72,7 +72,11 @@ void nic_port_send_data(struct nic *nic, struct pkt *p, uint32_t len, ps_t now)
 		port_start(nic, now);
 }
 
-void nic_port_send_control(struct nic *nic, struct pkt *p, ps_t now)
+/* Inline (across files, by the link-time optimizer) in a SACK's and a
+ * cumulative ACK's sending: the calls cost some 25 instructions a data
+ * packet (issue 16, callgrind at 8 hosts). */
+inline __attribute__((always_inline)) void nic_port_send_control(struct nic *nic, struct pkt *p,
+								 ps_t now)
 {
 	struct nic_port *port = &nic->port;
 	uint32_t len = wire_len(p);

@@ -436,7 +436,9 @@ void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now)
 	s->timer = timers_start(nic->timers, due, timer_fire, s);
 }
 
-void nic_timer_stop(struct nic *nic, struct nic_seg *s)
+/* Inline, with timers_stop, in a retirement, once a data packet (issue
+ * 16, callgrind at 8 hosts: the two calls cost some 15 instructions). */
+inline __attribute__((always_inline)) void nic_timer_stop(struct nic *nic, struct nic_seg *s)
 {
 	if (s->timer) {
 		timers_stop(nic->timers, s->timer);

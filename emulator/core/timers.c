@@ -147,7 +147,18 @@ timers_id timers_start(struct timers *t, ps_t when, events_fn fn, void *arg)
 	       (uint64_t)(b->index + 1) << PLACE_BITS | b->n++;
 }
 
-void timers_stop(struct timers *t, timers_id id)
+/* The batch's last timer stopped while its event waits: the event goes. */
+static __attribute__((noinline)) void batch_cancel(struct timers *t, struct batch *b)
+{
+	events_cancel(t->q, b->ev);
+	batch_end(t, b);
+}
+
+/* Inline (across files, by the link-time optimizer) in the NIC's timer
+ * stop, once a data packet; a batch's end, once in some 90 stops at 8
+ * hosts, out of line (issue 16, callgrind: the call cost 10 of its 33
+ * instructions). */
+inline __attribute__((always_inline)) void timers_stop(struct timers *t, timers_id id)
 {
 	uint32_t index = (uint32_t)(id >> PLACE_BITS) & ((1u << INDEX_BITS) - 1);
 	uint32_t place = (uint32_t)id & PLACE_MAX;
@@ -161,8 +172,7 @@ void timers_stop(struct timers *t, timers_id id)
 	b->timer[place].fn = NULL;
 	if (--b->live || b->running)
 		return;
-	events_cancel(t->q, b->ev);
-	batch_end(t, b);
+	batch_cancel(t, b);
 }
 
 /* The batch's timers, in the order started; those stopped meanwhile (also

@@ -248,11 +248,12 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 	nic_recv_touch(nic, rq, now);
 	if (!track_order(nic, rq, idx)) {
 		nic_ingress_release(nic, len, ctl);
-	} else if (ctl) { /* a data packet marked control: its pool is freed now */
-		nic_ingress_release(nic, len, ctl);
-		deliver(nic, rq, p, 0, now);
 	} else {
-		deliver(nic, rq, p, len, now);
+		if (ctl) /* a data packet marked control: its pool is freed now */
+			nic_ingress_release(nic, len, ctl);
+		/* One call, so that GCC inlines it (issue 16: the call cost
+		 * some 25 instructions a data packet, callgrind at 8 hosts). */
+		deliver(nic, rq, p, ctl ? 0 : len, now);
 	}
 	if (p->opcode == WIRE_OP_WRITE_LAST || p->opcode == WIRE_OP_WRITE_ONLY) {
 		rq->last_idx = idx;

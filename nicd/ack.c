@@ -26,7 +26,8 @@ control_pkt(struct nic *nic, struct nic_qp_recv *rq, uint8_t opcode, uint16_t sp
 
 /* Seed, Cumulative acknowledgements: the highest PSN received in order; its
  * source port from this NIC's own rotation for the peer. */
-void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now)
+inline __attribute__((always_inline)) void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq,
+							 ps_t now)
 {
 	struct pkt *p = control_pkt(nic, rq, WIRE_OP_ACK, nic_spray_next(nic, rq->dest, rq->qpn));
 

@@ -166,8 +166,15 @@ static void msg_complete(struct nic *nic, struct nic_qp_send *sq, ps_t now)
 }
 
 /* Seed: only a cumulative ACK completes a message; it gives no RTT sample
- * and does not run the congestion window's routines. */
-void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now)
+ * and does not run the congestion window's routines.
+ *
+ * Inline in the NIC's receipt of a frame (across files, by the link-time
+ * optimizer), as nic_rx_sack and nic_send_cack are (GCC inlines
+ * nic_rx_data itself): with one of them said alone GCC took another out
+ * of line; together they spare some 18 instructions a data packet (issue
+ * 16, callgrind at 8 hosts; nic_send_sack as well cost 42 more: deliver
+ * went out of line). */
+inline __attribute__((always_inline)) void nic_rx_ack(struct nic *nic, struct pkt *p, ps_t now)
 {
 	struct nic_qp_send *sq = send_qp(nic, p);
 	int64_t cack;
@@ -274,7 +281,7 @@ static void sack_feedback(struct nic *nic, const struct pkt *p, ps_t now)
 /* Seed, Selective acknowledgements: the sender retires the cumulative PSN
  * and each PSN the bitmap lists, takes an RTT sample, feeds congestion
  * control with the received bytes, and looks for gaps. */
-void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
+inline __attribute__((always_inline)) void nic_rx_sack(struct nic *nic, struct pkt *p, ps_t now)
 {
 	const struct wire_seth *s = &p->u.sack.seth;
 	const struct wire_ccstate *cc = &p->u.sack.cc;

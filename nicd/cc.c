@@ -46,7 +46,8 @@ void nic_cc_setup(struct nic *nic)
  * "clamp to [MinCongestionWindow, MaxCongestionWindow]") stops at it and
  * is recorded as a clamp.  So no record ever shows cwnd outside the
  * bounds, and cwnd is never 0 (Min is at least 1 byte). */
-static void cwnd_set(struct nic *nic, struct nic_group *g, double want, const char *cause, ps_t now)
+static __attribute__((noinline)) void cwnd_change(struct nic *nic, struct nic_group *g, double want,
+						  const char *cause, ps_t now)
 {
 	uint64_t lo = nic->a.min_cwnd, hi = nic->a.max_cwnd, v;
 	bool grew;
@@ -67,6 +68,19 @@ static void cwnd_set(struct nic *nic, struct nic_group *g, double want, const ch
 	nic_cwnd_seen(nic, g, cause, now);
 	if (grew)
 		nic_sched_update(nic, g);
+}
+
+/* Inline, the case of a window held at MaxCongestionWindow that an
+ * increase would pass: it stays, and nothing is recorded.  That was 6,569
+ * of 7,657 calls at 8 hosts, each some 20 instructions (issue 16,
+ * callgrind).  The rest, cwnd_change, decides as before. */
+static inline void cwnd_set(struct nic *nic, struct nic_group *g, double want, const char *cause,
+			    ps_t now)
+{
+	if (!(want < (double)nic->a.min_cwnd) && want > (double)nic->a.max_cwnd &&
+	    g->cc.cwnd == nic->a.max_cwnd)
+		return;
+	cwnd_change(nic, g, want, cause, now);
 }
 
 /* §5: a new group starts at InitialCongestionWindow with base_rtt =

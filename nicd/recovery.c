@@ -313,7 +313,7 @@ inline __attribute__((always_inline)) void nic_rx_sack(struct nic *nic, struct p
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	apply_cumulative(nic, sq, s->cack_psn);
 	base = cack + s->sack_offset;
-	bits = sent_bits(sq, base, s->bitmap);
+	bits = s->bitmap ? sent_bits(sq, base, s->bitmap) : 0; /* most are empty, in order */
 	if (bits) { /* the highest PSN listed; those the last SACK retired are skipped */
 		highest = (uint64_t)(base + 63 - __builtin_clzll(bits));
 		for (uint64_t b = bits & ~seen_bits(sq, base); b; b &= b - 1)

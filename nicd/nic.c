@@ -34,7 +34,7 @@ struct nic *nic_new(const struct nic_params *prm)
 	rng_seed(&nic->rng, prm->seed, prm->name);
 	nic_port_init(nic, prm->rate, prm->link);
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
-	nic->seg_overhead = nic_seg_nominal_overhead(&nic->a);
+	nic->seg_overhead = (uint16_t)nic_seg_nominal_overhead(&nic->a); /* some 60 bytes */
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);
 	nic_recv_init(nic);
@@ -102,7 +102,7 @@ void nic_receive(struct nic *nic, struct pkt *p, ps_t now)
 void nic_receive_sent(struct nic *nic, struct pkt *p, ps_t now)
 {
 	NIC_INVARIANT(p->sent_len == wire_len(p));
-	if (nic_port_down(&nic->port)) { /* a frame that reaches a down port is not received */
+	if (nic->port_down) { /* a frame that reaches a down port is not received */
 		nic->c.rx_drop_port_down++;
 	} else if (p->dst_ip != nic->ip) {
 		nic->c.rx_drop_not_for_us++;

@@ -93,7 +93,7 @@ inline __attribute__((always_inline)) void nic_port_send_control(struct nic *nic
 
 void nic_port_set_down(struct nic *nic, bool down)
 {
-	nic->port.down = down;
+	nic->port_down = down;
 }
 
 /* Seed, Egress buffer: the transmit pass tries again 15 ns after the data
@@ -169,8 +169,8 @@ static inline __attribute__((always_inline)) void port_next(struct nic *nic, ps_
 			       .seg = nic_pkt_seg(p)};
 	if (nic->a.monitor && nic->rec.monitor)
 		port->sent_copy = *p;
-	port->down_at_start = port->down;
-	port->verdict = egress_start(&port->out, p, f->len, port->down, now, &arrival);
+	port->down_at_start = nic->port_down;
+	port->verdict = egress_start(&port->out, p, f->len, nic->port_down, now, &arrival);
 	if (port->verdict == LINK_PASS) {
 		p->sent_len = (uint16_t)len;
 		nic->host.transmit(nic->host.ctx, p, arrival);

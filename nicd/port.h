@@ -50,8 +50,7 @@ struct nic_port {
 		struct nic_seg *seg;	/* ... and its segment (nic_pkt_seg) */
 	} sent;
 	enum link_verdict verdict; /* the link's, counted at the end */
-	bool down;		   /* set by the control socket */
-	bool down_at_start;	   /* ... when the frame on the wire started */
+	bool down_at_start;	   /* nic->port_down when the frame on the wire started */
 	struct egress out;	   /* serialization, the link's verdict, hand-over */
 	struct pkt sent_copy;	   /* last: no frame reads it with the monitor off */
 };
@@ -83,12 +82,6 @@ static inline uint64_t nic_port_ctl_queued(const struct nic_port *port)
 
 /* A sending side closes: the frame on the wire does not tell it its end. */
 void nic_port_forget_sender(struct nic *nic, const struct nic_qp_send *sq);
-
-/* Whether the control socket set the port down (nic_port_set_down). */
-static inline bool nic_port_down(const struct nic_port *port)
-{
-	return port->down;
-}
 
 /* The port's own invariants: NULL, or what is broken, written in why. */
 const char *nic_port_check(const struct nic *nic, char *why, size_t len);

@@ -19,6 +19,9 @@ void nic_port_init(struct nic *nic, uint64_t rate, struct link_end *link)
 	port->data_pool.size = nic->a.egress_data_pool;
 	port->ctl_pool.size = nic->a.egress_control_pool;
 	egress_init(&port->out, rate, link);
+	port->monitor = nic->a.monitor;
+	port->timers = nic->timers;
+	port->timer_first = nic_timer_duration(&nic->a, 1);
 }
 
 /* A queued frame's bytes on the wire are kept in its engine field after
@@ -203,7 +206,8 @@ static void serialization_end(void *arg, ps_t now)
 	} else {
 		egress_release(&port->ctl_pool, f->len);
 	}
-	nic_monitor(nic, now, true, &port->sent_copy, f->meta.src_qpn, f->dqpn, 0);
+	if (port->monitor) /* nic_monitor, from the port's line */
+		nic_monitor(nic, now, true, &port->sent_copy, f->meta.src_qpn, f->dqpn, 0);
 	if (port->down_at_start) { /* set down by the control socket: not the link's window */
 		nic->c.tx_drop_port_down++;
 		port_start(nic, now);

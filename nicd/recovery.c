@@ -437,10 +437,12 @@ static void timer_fire(void *arg, ps_t now);
  * arrives a serialization later at the earliest). */
 void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now)
 {
-	ps_t due = time_add(now, nic_timer_duration(&nic->a, s->sched_k));
+	/* The port's copies: a data frame's end starts its timer (port.h). */
+	ps_t d = s->sched_k == 1 ? nic->port.timer_first : nic_timer_duration(&nic->a, s->sched_k);
+	ps_t due = time_add(now, d);
 
 	due = time_add(due, PS_PER_US - 1) / PS_PER_US * PS_PER_US;
-	s->timer = timers_start(nic->timers, due, timer_fire, s);
+	s->timer = timers_start(nic->port.timers, due, timer_fire, s);
 }
 
 /* Inline, with timers_stop, in a retirement, once a data packet (issue

@@ -170,7 +170,7 @@ static inline __attribute__((always_inline)) void port_next(struct nic *nic, ps_
 			       .meta = nic_pkt_meta(p),
 			       .sq = sq,
 			       .seg = nic_pkt_seg(p)};
-	if (nic->a.monitor && nic->rec.monitor)
+	if (port->monitor && nic->rec.monitor) /* port.h: not the attributes' line */
 		port->sent_copy = *p;
 	port->down_at_start = nic->port_down;
 	port->verdict = egress_start(&port->out, p, f->len, nic->port_down, now, &arrival);

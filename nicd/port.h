@@ -39,7 +39,7 @@ struct nic_port {
 	struct egress_classes queues;
 	bool busy;
 	bool down_at_start;	   /* nic->port_down when the frame on the wire started */
-	bool monitor;		   /* nic->a.monitor, the end's test of the monitor */
+	bool monitor;		   /* nic->a.monitor, the end's and the start's test */
 	enum link_verdict verdict; /* the link's, counted at the end */
 	/* The frame being serialized was handed to the host at its start
 	 * (core/egress.h); its end releases its egress room and starts its

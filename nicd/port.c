@@ -158,8 +158,9 @@ static inline __attribute__((always_inline)) void port_next(struct nic *nic, ps_
 
 	if (!p)
 		return;
+	/* A control frame keeps the last data frame's sending QP (port.h). */
 	struct nic_qp_send *sq =
-	    k == EGRESS_DATA ? nic_send_on_wire(nic, nic_pkt_meta(p), now) : NULL;
+	    k == EGRESS_DATA ? nic_send_on_wire(nic, nic_pkt_meta(p), f->sq, now) : f->sq;
 
 	port->busy = true;
 	*f = (struct nic_sent){.len = len,

@@ -49,8 +49,12 @@ struct nic_port {
 		uint32_t len, payload_len, dqpn;
 		uint8_t opcode, flags;
 		struct nic_pkt_meta meta;
-		struct nic_qp_send *sq; /* a data frame's sending side, or NULL */
-		struct nic_seg *seg;	/* ... and its segment (nic_pkt_seg) */
+		/* a data frame's sending side, or NULL; a control frame's
+		 * is the last data frame's: the next data frame's start asks
+		 * it before the QP table (nic_send_on_wire).  An open QP
+		 * always: nic_port_forget_sender clears it at the close. */
+		struct nic_qp_send *sq;
+		struct nic_seg *seg; /* ... and its segment (nic_pkt_seg) */
 	} sent;
 	struct egress out; /* serialization, the link's verdict, hand-over */
 	/* What a data frame's end reads of the rest of the NIC to start its

@@ -280,7 +280,8 @@ void nic_handoff(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_
  * returns the sending side to tell at the end, or NULL; the port keeps it
  * while the frame is on the wire (one look-up a frame, not two: issue 16),
  * and forgets it if the QP closes meanwhile (nic_port_forget_sender). */
-struct nic_qp_send *nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m, ps_t now);
+struct nic_qp_send *nic_send_on_wire(struct nic *nic, struct nic_pkt_meta m,
+				     struct nic_qp_send *hint, ps_t now);
 void nic_send_serialized(struct nic *nic, struct nic_qp_send *sq, struct nic_pkt_meta m,
 			 struct nic_seg *seg, ps_t now);
 

@@ -33,12 +33,18 @@
 #define INVARIANT_HOLDS(what) ((void)0)
 #endif
 
-/* v -= x for a count of bytes, packets or references: never below zero. */
+/* v -= x for a count of bytes, packets or references: never below zero.
+ * The subtraction's borrow says whether it went below: GCC then makes a
+ * sub and a cmov on its carry, where `v >= x ? v - x : 0` cost a copy, a
+ * compare and a load of zero more (callgrind, 8 hosts: about 2
+ * instructions a use, in every release and dequeue of a port).  Both
+ * say the same for an unsigned count, which v must be. */
 #define SUB_COUNT(v, x)                                                                            \
 	do {                                                                                       \
-		uint64_t x_ = (x);                                                                 \
+		_Static_assert((__typeof__(v))-1 > 0, "a count is unsigned");                      \
+		uint64_t x_ = (x), d_;                                                             \
 		INVARIANT((v) >= x_);                                                              \
-		(v) = (v) >= x_ ? (v)-x_ : 0;                                                      \
+		(v) = __builtin_sub_overflow((v), x_, &d_) ? 0 : d_;                               \
 	} while (0)
 
 #endif

@@ -162,8 +162,7 @@ struct events {
 	ps_t l0_last;	      /* level 0 holds [cur, l0_last]: cur's block, and the next */
 	struct list *fifo;    /* level 0's slot of cur: its events, in the order they run */
 	bool fifo_prev_stale; /* the fifo's prev links are not set (slot_sort) */
-	uint64_t executed;
-	size_t pending;
+	uint64_t executed; /* no count of pending events: see events_pending */
 	bool stop; /* events_stop: the events_run_until_stop returns */
 
 	struct ready_entry *ready; /* binary heap on (when, key, seq) */
@@ -338,7 +337,6 @@ static void node_release(struct events *q, uint32_t i)
 	n->gen++;
 	n->next = q->free_list;
 	q->free_list = i;
-	q->pending--;
 }
 
 /* ---- lists ---- */
@@ -1087,7 +1085,6 @@ events_id events_schedule_hint(struct events *q, ps_t when, uint64_t key, events
 	n->fn = fn;
 	n->arg = arg;
 	n->hint = hint;
-	q->pending++;
 	events_id id = ((uint64_t)n->gen << 32) | i;
 	if (on_level0(q, when)) {
 		unsigned s = l0_slot(when);
@@ -1322,9 +1319,18 @@ ps_t events_now(const struct events *q)
 	return q->now;
 }
 
+/* Every node handed out but node 0 is pending or on the free list.  Walked,
+ * as only tests ask: a count kept up to date cost an add on every event
+ * scheduled and a subtract on every event run (callgrind, 8 hosts, events
+ * alone: about 2 instructions an event). */
 size_t events_pending(const struct events *q)
 {
-	return q->pending;
+	size_t free_nodes = 0;
+
+	for (uint32_t i = q->free_list; i; i = q->nodes[i].next) {
+		free_nodes++;
+	}
+	return q->n_nodes - 1 - free_nodes;
 }
 
 uint64_t events_executed(const struct events *q)

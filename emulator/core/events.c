@@ -252,13 +252,19 @@ static inline void set_cur(struct events *q, ps_t cur)
 	q->fifo_prev_stale = false;
 }
 
-/* cur moves on within its block: level 0 spans what it did. */
-static inline void set_cur_in_block(struct events *q, ps_t cur)
+/* cur moves on within its block, to the start of level-0 slot s: level 0
+ * spans what it did. */
+static inline void set_cur_slot(struct events *q, ps_t cur, unsigned s)
 {
 	q->cur = cur;
-	q->fifo_slot = l0_slot(cur);
-	q->fifo = &q->l0.slot[q->fifo_slot];
+	q->fifo_slot = s;
+	q->fifo = &q->l0.slot[s];
 	q->fifo_prev_stale = false;
+}
+
+static inline void set_cur_in_block(struct events *q, ps_t cur)
+{
+	set_cur_slot(q, cur, l0_slot(cur));
 }
 
 struct events *events_new(void)
@@ -1047,26 +1053,30 @@ static __attribute__((noinline)) bool refill_far(struct events *q, ps_t limit)
 static inline bool refill(struct events *q, ps_t limit)
 {
 	uint64_t word = q->l0.used[q->fifo_slot / 64];
+	unsigned s;
 	ps_t start;
 
+	/* The slot's number is kept, not computed from its start again
+	 * (callgrind, 8 hosts: 4 instructions a refill). */
 	if (word) {
 		/* The next slot is in cur's word of bitmap (4 ns): no slot
 		 * before cur's holds an event, and cur's own is empty, so it
 		 * is the word's lowest.  Mostly so at 8 hosts; the summary
 		 * is not read. */
-		start = (q->cur & ~(((ps_t)64 << G_BITS) - 1)) | (ps_t)__builtin_ctzll(word)
-								     << G_BITS;
+		s = (q->fifo_slot & ~63u) | (unsigned)__builtin_ctzll(word);
+		start = (q->cur & ~(((ps_t)64 << G_BITS) - 1)) | (ps_t)(s % 64) << G_BITS;
 	} else {
 		unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
 		if (!q->l0.summary[h]) {
 			return refill_far(q, limit);
 		}
-		start = l0_first_start(q, h, 0);
+		s = l0_first(q, h);
+		start = block_start(q, 0) | (ps_t)(s % L0_SLOTS) << G_BITS;
 	}
 	if (start > limit) {
 		return false;
 	}
-	set_cur_in_block(q, start);
+	set_cur_slot(q, start, s);
 	take_slot(q);
 	return true;
 }

@@ -13,20 +13,28 @@ struct ring64 {
 	uint32_t head, len, cap; /* cap is a power of two */
 };
 
+/* The ring is full: twice the room.  Out of line and cold, so that a push
+ * into room saves no registers for it. */
+static __attribute__((noinline, cold)) bool ring64_grow(struct ring64 *r)
+{
+	uint32_t cap = r->cap ? r->cap * 2 : 16;
+	uint64_t *v = cap > r->cap ? malloc(cap * sizeof(*v)) : NULL;
+
+	if (!v)
+		return false;
+	for (uint32_t i = 0; i < r->len; i++)
+		v[i] = r->v[(r->head + i) & (r->cap - 1)];
+	free(r->v);
+	r->v = v;
+	r->cap = cap;
+	r->head = 0;
+	return true;
+}
+
 static inline bool ring64_push(struct ring64 *r, uint64_t x)
 {
-	if (r->len == r->cap) {
-		uint32_t cap = r->cap ? r->cap * 2 : 16;
-		uint64_t *v = cap > r->cap ? malloc(cap * sizeof(*v)) : NULL;
-		if (!v)
-			return false;
-		for (uint32_t i = 0; i < r->len; i++)
-			v[i] = r->v[(r->head + i) & (r->cap - 1)];
-		free(r->v);
-		r->v = v;
-		r->cap = cap;
-		r->head = 0;
-	}
+	if (r->len == r->cap && !ring64_grow(r))
+		return false;
 	r->v[(r->head + r->len++) & (r->cap - 1)] = x;
 	return true;
 }

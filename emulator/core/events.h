@@ -93,6 +93,8 @@ void events_stop(struct events *q);
 bool events_run_one(struct events *q);
 
 ps_t events_now(const struct events *q);
+/* Events scheduled and neither run nor cancelled.  It walks the free list
+ * (no count is kept on the hot path): for tests and reports, not per event. */
 size_t events_pending(const struct events *q);
 uint64_t events_executed(const struct events *q);
 

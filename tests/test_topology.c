@@ -259,17 +259,41 @@ static void test_bad_fixtures(void **state)
 	}
 }
 
-static char *write_temp(const char *text)
+/* The temporary files the tests write, removed when the test program
+ * exits however its tests ended (a failed check returns from the test, not
+ * from the program). */
+#define MAX_TEMPS 256
+static char temps[MAX_TEMPS][32];
+static int ntemps;
+
+static void remove_temps(void)
 {
-	static char path[64];
+	for (int i = 0; i < ntemps; i++)
+		unlink(temps[i]);
+}
+
+/* A temporary file holding text's first n bytes: its path, until the
+ * next call. */
+static char *write_temp_n(const char *text, size_t n)
+{
+	static char path[32];
 	int fd;
 
+	assert_true(ntemps < MAX_TEMPS);
 	snprintf(path, sizeof path, "/tmp/mrcemu-test-XXXXXX");
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	if (!ntemps)
+		atexit(remove_temps);
+	memcpy(temps[ntemps++], path, sizeof path);
+	assert_int_equal(write(fd, text, n), (ssize_t)n);
 	close(fd);
 	return path;
+}
+
+static char *write_temp(const char *text)
+{
+	return write_temp_n(text, strlen(text));
 }
 
 /* docs/topology.md, Names: emulation and node names become paths and
@@ -684,19 +708,6 @@ static void test_workload_errors(void **state)
 	assert_int_equal(w.msgs[1].bytes, 0);
 	workload_free(&w);
 	topology_free(t);
-}
-
-static char *write_temp_n(const char *text, size_t n)
-{
-	static char path[64];
-	int fd;
-
-	snprintf(path, sizeof path, "/tmp/mrcemu-test-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, n), (ssize_t)n);
-	close(fd);
-	return path;
 }
 
 /* The first error of loading `path`, which must be refused on one line. */

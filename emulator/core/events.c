@@ -72,7 +72,7 @@
  * run back to back, so the fetch has about one event's time.  Measured:
  * the events' CPU at 1,024 hosts (256 KiB messages, 40 alternating runs
  * on a loaded machine) least 0.148 -> 0.125 s, median 0.216 -> 0.189 s;
- * instructions +1.2 % at 8 hosts, where everything is in the cache.
+ * instructions +0.7 % at 8 hosts, where everything is in the cache.
  *
  * Events live in 64-byte nodes on a free list, linked by index: no
  * allocation per event.  The node array is a mapping that grows in place

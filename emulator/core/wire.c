@@ -712,6 +712,27 @@ void pkt_pool_destroy(struct pkt_pool *pool)
 	memset(pool, 0, sizeof *pool);
 }
 
+/* Packets threaded onto the free list at a time from the newest slab.  A
+ * slab is threaded as it is used, not when it is made: its pages are then
+ * first touched by the packets a run needs (an 8-host run's slab of 4,096
+ * packets is 768 KiB, 190 page faults when threaded at once, about a fifth
+ * of its set-up; issue 16). */
+#define POOL_CARVE 64
+
+/* Threads the next packets of the newest slab onto the empty free list. */
+static void pool_carve(struct pkt_pool *pool)
+{
+	size_t n = (size_t)(pool->carve_end - pool->carve);
+
+	if (n > POOL_CARVE)
+		n = POOL_CARVE;
+	for (size_t i = n; i-- > 0;) {
+		pool->carve[i].next = pool->free;
+		pool->free = &pool->carve[i];
+	}
+	pool->carve += n;
+}
+
 /* Called with the free list empty, so every packet made so far is in use.
  * Out of line and cold: inlined, its registers were saved and restored
  * on every packet made (issue 16). */
@@ -721,6 +742,10 @@ static __attribute__((noinline, cold)) bool pool_grow(struct pkt_pool *pool)
 	struct pkt *slab;
 	void **slabs;
 
+	if (pool->carve < pool->carve_end) {
+		pool_carve(pool);
+		return true;
+	}
 	if (pool->max_pkts) {
 		if (pool->in_use >= pool->max_pkts)
 			return false;
@@ -737,10 +762,9 @@ static __attribute__((noinline, cold)) bool pool_grow(struct pkt_pool *pool)
 		return false;
 	/* Not zeroed here: pkt_get zeroes each packet it hands out. */
 	pool->slabs[pool->nslabs++] = slab;
-	for (size_t i = n; i-- > 0;) {
-		slab[i].next = pool->free;
-		pool->free = &slab[i];
-	}
+	pool->carve = slab;
+	pool->carve_end = slab + n;
+	pool_carve(pool);
 	return true;
 }
 

@@ -418,6 +418,7 @@ bool wire_promise_get(const uint8_t *frame, size_t len, struct wire_promise *p);
  * by slabs of slab_size packets, at most max_pkts in all (0: no limit). */
 struct pkt_pool {
 	struct pkt *free;
+	struct pkt *carve, *carve_end; /* the newest slab's packets not yet freed */
 	void **slabs;
 	size_t nslabs;
 	size_t slab_size;

@@ -35,12 +35,19 @@ $(BUILD)/deps.stamp: scripts/install-deps
 		echo "mrcemu: installing missing dependencies with scripts/install-deps" >&2; \
 		$(DEPS_ENV) ./scripts/install-deps; }
 	@touch $@
+# libpcap is not linked but opened when a pcap is first written or read
+# (pcap/capture.c says why): config.mk names the shared object to open, the
+# soname of the libpcap.so the build would have linked.
+PCAP_SONAME = $(shell objdump -p "$$(pkg-config --variable=libdir libpcap)/libpcap.so" \
+	2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 $(BUILD)/config.mk: $(BUILD)/deps.stamp Makefile
+	$(Q)[ -n "$(PCAP_SONAME)" ] || { echo "mrcemu: cannot read the soname of libpcap.so \
+		(objdump -p on pkg-config's libdir for libpcap)" >&2; exit 1; }
 	$(Q)$(if $(filter 1,$(DPDK)),pkg-config --exists libdpdk || { echo "mrcemu: DPDK=1 \
 		needs libdpdk-dev (scripts/install-deps as root with DPDK=1 installs it)" >&2; exit 1; })
 	$(Q)printf '%s\n' \
-		'PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))' \
-		'PKG_LIBS := $(shell pkg-config --libs libpcap inih libprotobuf-c) -lev -lm' \
+		'PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS)) -DMRC_PCAP_SONAME=\"$(PCAP_SONAME)\"' \
+		'PKG_LIBS := $(shell pkg-config --libs inih libprotobuf-c) -lev -lm' \
 		'CMOCKA := $(shell pkg-config --libs cmocka)' \
 		$(if $(filter 1,$(DPDK)),$(DPDK_MK)) >$@
 DPDK_MK = 'DPDK_CFLAGS := -DMRC_DPDK $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libdpdk))' \

@@ -3,6 +3,7 @@
  * file (magic a1b23c4d); nothing here knows the format. */
 #include "capture.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -12,6 +13,61 @@
 #include "core/records.h"
 
 #define CAPTURE_SNAPLEN 65535
+
+/* libpcap is opened when a capture is first opened or read, not when a
+ * program starts: Debian's libpcap brings libdbus, libsystemd, libgcrypt
+ * and six more libraries, whose loading cost every mrcemu, nicd and
+ * switchd 0.7 ms of CPU (measured with wait4, a program linked against
+ * them against one that is not), a tenth of an 8-host sim's events, and
+ * most runs write no pcap (docs/scale.md).  The soname is the one the
+ * build found (Makefile, config.mk); the prototypes are libpcap's own. */
+#ifndef MRC_PCAP_SONAME
+#error "MRC_PCAP_SONAME: the Makefile names the libpcap it built against"
+#endif
+/* clang-format off */
+#define PCAP_FUNCTIONS(F)                           \
+	F(pcap_open_dead_with_tstamp_precision)     \
+	F(pcap_open_offline_with_tstamp_precision)  \
+	F(pcap_dump_fopen)                          \
+	F(pcap_dump)                                \
+	F(pcap_dump_file)                           \
+	F(pcap_dump_close)                          \
+	F(pcap_datalink)                            \
+	F(pcap_next_ex)                             \
+	F(pcap_geterr)                              \
+	F(pcap_close)
+/* clang-format on */
+
+static struct {
+#define PCAP_FIELD(f) __typeof__(f) *f;
+	PCAP_FUNCTIONS(PCAP_FIELD)
+#undef PCAP_FIELD
+} libpcap;
+
+/* Whether libpcap is loaded (loads it once, for path); err says what
+ * failed. */
+static bool libpcap_load(const char *path, char *err, size_t errlen)
+{
+	static void *lib;
+
+	if (lib)
+		return true;
+	void *h = dlopen(MRC_PCAP_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "%s: cannot load libpcap: %s", path, dlerror());
+		return false;
+	}
+#define PCAP_BIND(f)                                                                               \
+	if (!(libpcap.f = (__typeof__(f) *)dlsym(h, #f))) {                                        \
+		snprintf(err, errlen, "%s: %s has no %s", path, MRC_PCAP_SONAME, #f);              \
+		dlclose(h);                                                                        \
+		return false;                                                                      \
+	}
+	PCAP_FUNCTIONS(PCAP_BIND)
+#undef PCAP_BIND
+	lib = h;
+	return true;
+}
 
 struct capture {
 	pcap_t *pd;
@@ -27,8 +83,12 @@ struct capture *capture_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
-	c->pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, CAPTURE_SNAPLEN,
-						     PCAP_TSTAMP_PRECISION_NANO);
+	if (!libpcap_load(path, err, errlen)) {
+		free(c);
+		return NULL;
+	}
+	c->pd = libpcap.pcap_open_dead_with_tstamp_precision(DLT_EN10MB, CAPTURE_SNAPLEN,
+							     PCAP_TSTAMP_PRECISION_NANO);
 	if (!c->pd) {
 		snprintf(err, errlen, "%s: libpcap cannot open a capture", path);
 		free(c);
@@ -37,11 +97,12 @@ struct capture *capture_open(const char *path, char *err, size_t errlen)
 	snprintf(c->path, sizeof c->path, "%s", path);
 	/* never through a planted link (records_create) */
 	FILE *f = records_create(path);
-	if (!f || !(c->dumper = pcap_dump_fopen(c->pd, f))) {
-		snprintf(err, errlen, "%s: %s", path, f ? pcap_geterr(c->pd) : strerror(errno));
+	if (!f || !(c->dumper = libpcap.pcap_dump_fopen(c->pd, f))) {
+		snprintf(err, errlen, "%s: %s", path,
+			 f ? libpcap.pcap_geterr(c->pd) : strerror(errno));
 		if (f)
 			fclose(f);
-		pcap_close(c->pd);
+		libpcap.pcap_close(c->pd);
 		free(c);
 		return NULL;
 	}
@@ -58,19 +119,19 @@ void capture_write(struct capture *c, ps_t t, const uint8_t *frame, size_t len)
 	h.ts.tv_usec = (suseconds_t)(ns % 1000000000ULL);
 	h.len = (bpf_u_int32)len;
 	h.caplen = (bpf_u_int32)(len > CAPTURE_SNAPLEN ? CAPTURE_SNAPLEN : len);
-	pcap_dump((u_char *)c->dumper, &h, frame);
+	libpcap.pcap_dump((u_char *)c->dumper, &h, frame);
 }
 
 void capture_close(struct capture *c)
 {
 	if (!c)
 		return;
-	FILE *f = pcap_dump_file(c->dumper);
+	FILE *f = libpcap.pcap_dump_file(c->dumper);
 	if (fflush(f) || ferror(f))
 		fprintf(stderr, "mrcemu: %s: writing failed: %s\n", c->path,
 			strerror(errno ? errno : EIO));
-	pcap_dump_close(c->dumper);
-	pcap_close(c->pd);
+	libpcap.pcap_dump_close(c->dumper);
+	libpcap.pcap_close(c->pd);
 	free(c);
 }
 
@@ -81,28 +142,31 @@ long capture_read(const char *path, capture_read_fn fn, void *arg, char *err, si
 	const u_char *data;
 	long n = 0;
 	int rc;
-	pcap_t *pd =
-	    pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, ebuf);
+	pcap_t *pd;
 
+	if (!libpcap_load(path, err, errlen))
+		return -1;
+	pd =
+	    libpcap.pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, ebuf);
 	if (!pd) {
 		snprintf(err, errlen, "%s", ebuf);
 		return -1;
 	}
-	if (pcap_datalink(pd) != DLT_EN10MB) {
+	if (libpcap.pcap_datalink(pd) != DLT_EN10MB) {
 		snprintf(err, errlen, "%s: not an Ethernet capture (link type %d)", path,
-			 pcap_datalink(pd));
-		pcap_close(pd);
+			 libpcap.pcap_datalink(pd));
+		libpcap.pcap_close(pd);
 		return -1;
 	}
-	while ((rc = pcap_next_ex(pd, &h, &data)) == 1) {
+	while ((rc = libpcap.pcap_next_ex(pd, &h, &data)) == 1) {
 		ps_t ns = (ps_t)h->ts.tv_sec * 1000000000ULL + (ps_t)h->ts.tv_usec;
 		fn(arg, ns * PS_PER_NS, data, h->caplen);
 		n++;
 	}
 	if (rc == PCAP_ERROR) {
-		snprintf(err, errlen, "%s: %s", path, pcap_geterr(pd));
+		snprintf(err, errlen, "%s: %s", path, libpcap.pcap_geterr(pd));
 		n = -1;
 	}
-	pcap_close(pd);
+	libpcap.pcap_close(pd);
 	return n;
 }

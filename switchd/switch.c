@@ -389,7 +389,8 @@ static bool push(struct sw_port *port, int tc, struct pkt *p, uint32_t len)
 	return true;
 }
 
-static struct pkt *pop(struct sw_port *port, int tc, uint32_t *lenp)
+static inline __attribute__((always_inline)) struct pkt *pop(struct sw_port *port, int tc,
+							     uint32_t *lenp)
 {
 	struct sw_queue *q = &port->cls[tc].q;
 	struct sw_entry e = q->ring[q->head];
@@ -607,7 +608,11 @@ static inline __attribute__((always_inline)) void port_send(struct sw_port *port
 	}
 }
 
-static void port_start(struct sw_port *port, ps_t now)
+/* The port's next frame, if any, starts at now.  Inline by force in
+ * port_catch_up, where nearly every queued frame starts under pulls: its
+ * call and six saved registers were 16 instructions a frame (callgrind,
+ * 8 hosts: 46,727 of 61,422 hops); out of line elsewhere (port_start). */
+static inline __attribute__((always_inline)) void port_start_inline(struct sw_port *port, ps_t now)
 {
 	int tc = pick_class(port->sw, port);
 	uint32_t len;
@@ -617,6 +622,11 @@ static void port_start(struct sw_port *port, ps_t now)
 		return;
 	p = pop(port, tc, &len);
 	port_send(port, tc, p, len, now);
+}
+
+static __attribute__((noinline)) void port_start(struct sw_port *port, ps_t now)
+{
+	port_start_inline(port, now);
 }
 
 /* A frame for a port that is free, with nothing queued and no port_free
@@ -653,7 +663,7 @@ static __attribute__((noinline)) void port_catch_up(struct sw_port *port, ps_t n
 	while (port->pull & SW_PULL_WAITING && port->out.busy_until < now) {
 		port->pull &= (uint8_t)~SW_PULL_WAITING;
 		port->wake_pending = false;
-		port_start(port, port->out.busy_until);
+		port_start_inline(port, port->out.busy_until);
 	}
 }
 

@@ -275,41 +275,42 @@ static uint16_t hop_entry(const struct topo_ecmp *sets, int i)
 	return i < SW_HOP_FAR - SW_HOP_SET ? (uint16_t)(SW_HOP_SET | i) : SW_HOP_FAR;
 }
 
-/* The hop table, as topology_ecmp would find each entry. */
+/* The hop table, as topology_ecmp would find each entry, and past the
+ * leaves the entry of a destination with none (topo_ip_route's away). */
 static bool hop_table(struct sw *sw)
 {
 	const struct topo_routes *r = &sw->t->routes[sw->node];
-	uint16_t *hop = malloc((SW_HOP_LEAF + (size_t)sw->t->nleaves) * sizeof(*hop));
+	uint16_t *hop = malloc((SW_HOP_LEAF + (size_t)sw->t->nleaves + 1) * sizeof(*hop));
 
 	if (!hop)
 		return false;
 	_Static_assert(TOPO_MAX_PORTS < SW_HOP_SET, "a port is below SW_HOP_SET");
+	_Static_assert(SW_HOP_LEAF == TOPO_MAX_PORTS, "topo_ip_route's away indexes the hop table");
 	for (int i = 0; i < SW_HOP_LEAF; i++)
 		hop[i] = hop_entry(r->sets, r->to_port[i]);
 	for (int i = 0; i < sw->t->nleaves; i++)
 		hop[SW_HOP_LEAF + i] = hop_entry(r->sets, r->to_leaf[i]);
+	hop[SW_HOP_LEAF + sw->t->nleaves] = SW_HOP_NONE;
 	sw->hop = hop;
 	sw->sets = r->sets;
 	return true;
 }
 
 /* topology_ecmp's set by the hop table.  The IP's own lookup stays: a
- * frame to an address no endpoint has is a hop with no route. */
+ * frame to an address no endpoint has is a hop with no route (its slot's
+ * away has the hop table's SW_HOP_NONE). */
 int sw_route(const struct sw *sw, const struct pkt *p)
 {
-	int dst = topology_find_ip(sw->t, p->dst_ip);
-	const struct topo_attach *a;
+	const struct topo_ip_route *r = topology_ip_route(sw->t, p->dst_ip);
 	const struct topo_ecmp *s;
 	uint16_t e;
 
-	if (dst < 0 || (a = &sw->t->attach[dst])->sw < 0)
-		return -1;
-	e = sw->hop[a->sw == sw->node ? a->port : SW_HOP_LEAF + a->leaf];
+	e = sw->hop[r->sw == sw->node ? r->port : r->away];
 	if (e < SW_HOP_SET)
 		return e;
 	if (e == SW_HOP_NONE)
 		return -1;
-	s = e == SW_HOP_FAR ? topology_ecmp(sw->t, sw->node, dst) : &sw->sets[e & ~SW_HOP_SET];
+	s = e == SW_HOP_FAR ? topology_ecmp(sw->t, sw->node, r->node) : &sw->sets[e & ~SW_HOP_SET];
 	/* the hash's top 32 bits scaled to the set: no division */
 	return s->port[(flow_hash(sw, p) >> 32) * s->count >> 32];
 }

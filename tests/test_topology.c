@@ -71,6 +71,18 @@ static void test_two_hosts_nodes(void **state)
 	assert_int_equal(t->nodes[h1].ip, 0x0A000002);
 	assert_int_equal(topology_find_ip(t, 0x0A000002), h1);
 	assert_int_equal(topology_find_ip(t, 0x0A000003), -1);
+	/* a hop's lookup: the node and its attachment, or an empty slot */
+	assert_int_equal(topology_ip_route(t, 0x0A000002)->node, h1);
+	assert_int_equal(topology_ip_route(t, 0x0A000002)->sw, s0);
+	assert_int_equal(topology_ip_route(t, 0x0A000002)->port, t->attach[h1].port);
+	assert_int_equal(topology_ip_route(t, 0x0A000002)->away,
+			 TOPO_MAX_PORTS + t->attach[h1].leaf);
+	for (uint32_t ip = 0; ip < 4; ip++) {
+		const struct topo_ip_route *r = topology_ip_route(t, ip ? 0x0A000002 + ip : 0);
+		assert_int_equal(r->node, -1);
+		assert_int_equal(r->sw, -1);
+		assert_int_equal(r->away, TOPO_MAX_PORTS + t->nleaves);
+	}
 	/* docs/vectors.md: h0 is 02:00:00:00:00:01, h1 02:00:00:00:00:02 */
 	assert_mac(&t->nodes[h0], "02:00:00:00:00:01");
 	assert_mac(&t->nodes[h1], "02:00:00:00:00:02");
@@ -817,6 +829,9 @@ static void test_wide_ecmp(void **state)
 		fail_msg("%s", err);
 	int leaf0 = topology_find(t, "leaf0"), h3 = topology_find(t, "h3");
 	assert_int_equal(topology_find(t, "spine39"), t->nnodes - 1);
+	for (int n = 0; n < t->nnodes; n++)
+		if (t->nodes[n].kind == NODE_NIC)
+			assert_int_equal(topology_ip_route(t, t->nodes[n].ip)->node, n);
 	assert_int_equal(topology_find(t, "spine40"), -1);
 	assert_int_equal(topology_find_ip(t, 0x0A000102), h3);
 	assert_int_equal((e = topology_ecmp(t, leaf0, h3))->count, 40);

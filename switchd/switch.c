@@ -519,15 +519,10 @@ static inline __attribute__((always_inline)) void admit(struct sw *sw, struct sw
 /* ---- the port ----------------------------------------------------------- */
 
 /* TC1 against TC0 by deficit round robin, weights TrimmedClassWeight and
- * its complement (docs/protocol.md §9).  A class alone is served at once. */
-static int drr_pick(struct sw *sw, struct sw_port *port)
+ * its complement (docs/protocol.md §9), both waiting: a class alone is
+ * served at once (pick_class). */
+static __attribute__((noinline)) int drr_pick(struct sw *sw, struct sw_port *port)
 {
-	bool has0 = port->nonempty & 1, has1 = port->nonempty & 2;
-
-	if (!has0 || !has1) {
-		port->deficit[has0 ? 1 : 0] = 0;
-		return has0 ? 0 : 1;
-	}
 	for (;;) {
 		int c = port->drr_cur;
 		uint32_t len = port->cls[c].q.ring[port->cls[c].q.head].len;
@@ -546,14 +541,26 @@ static int drr_pick(struct sw *sw, struct sw_port *port)
 
 /* TC7..TC2 by strict priority, highest first (docs/protocol.md §9: TC2 strict),
  * then TC1 and TC0.  -1 when every queue is empty. */
-static int pick_class(struct sw *sw, struct sw_port *port)
+static inline __attribute__((always_inline)) int pick_class(struct sw *sw, struct sw_port *port)
 {
 	uint8_t strict = port->nonempty & 0xFC;
 
 	if (strict)
 		return 31 - __builtin_clz(strict);
-	if (!(port->nonempty & 3))
+	/* a class alone inline, both by the round (drr_pick, out of line):
+	 * the call cost a lone class's pick some ten instructions, and
+	 * pick_class is inline by force, GCC's inliner having left it out
+	 * once (callgrind, 8 hosts: 35 instructions a data packet) */
+	switch (port->nonempty & 3) {
+	case 0:
 		return -1;
+	case 1:
+		port->deficit[1] = 0;
+		return 0;
+	case 2:
+		port->deficit[0] = 0;
+		return 1;
+	}
 	return drr_pick(sw, port);
 }
 

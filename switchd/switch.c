@@ -463,7 +463,7 @@ static inline bool within_limit(const struct sw_port *port, uint8_t cls, uint64_
 	       (cls & SW_DSCP_RETX && bytes <= port->limit + port->limit / 2);
 }
 
-static void port_kick(struct sw_port *port, ps_t now);
+static inline __attribute__((always_inline)) void port_kick(struct sw_port *port, ps_t now);
 static inline __attribute__((always_inline)) bool
 port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now);
 
@@ -718,8 +718,9 @@ void sw_settle(struct sw *sw)
 /* A frame was queued: start it if the port is free (a frame arriving as
  * the last one ends finds it free: back-to-back frames at equal rates cost
  * no event), else make sure the port looks at its queues when the frame on
- * the wire ends. */
-static void port_kick(struct sw_port *port, ps_t now)
+ * the wire ends.  Inline by force: GCC split it, and the call of its
+ * part cost 4 instructions a data packet (callgrind, 8 hosts). */
+static inline __attribute__((always_inline)) void port_kick(struct sw_port *port, ps_t now)
 {
 	if (port->wake_pending)
 		return;

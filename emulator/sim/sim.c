@@ -114,7 +114,12 @@ struct sim_port {
 	struct sim *sim;
 	int node, port;
 	struct capture *cap;
+	/* 256 bytes, not 192: a switch's frame finds its port by a shift of
+	 * its index, not a multiply (transmit; callgrind, 8 hosts: 9
+	 * instructions a data packet fewer) */
+	uint8_t room[256 - sizeof(struct sim_wire) - 2 * sizeof(void *) - 2 * sizeof(int)];
 };
+_Static_assert(sizeof(struct sim_port) == 256, "a port is 256 bytes");
 
 struct sim_node {
 	struct sim *sim;

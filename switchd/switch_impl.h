@@ -127,7 +127,9 @@ struct sw_port {
 	 * here rather than four tests of each departure.  SW_PULL_SENT: the
 	 * frame on the wire went with every condition of a pull but a frame
 	 * queued behind it: one queued later marks it (sw_host.pull_last)
-	 * instead of scheduling port_free (port_kick) */
+	 * instead of scheduling port_free (port_kick).  SW_PULL_MARKED: it
+	 * went with the mark (port_send's `arriving`): one queued later
+	 * needs no pull_last */
 	uint8_t pull;
 	struct egress out; /* serialization, the link's verdict, hand-over;
 			    * its rate and link in the next line */
@@ -148,6 +150,7 @@ _Static_assert(offsetof(struct sw_port, out) + offsetof(struct egress, rate) <= 
 #define SW_PULL_WAITING 1
 #define SW_PULL_ABLE	2
 #define SW_PULL_SENT	4
+#define SW_PULL_MARKED	8
 
 /* What every frame reads comes first, a cache line for forwarding and one
  * for the attributes (classification, admission, ECN). */

@@ -86,6 +86,8 @@ static void port_init(struct sw *sw, const struct sw_params *prm, int i)
 	struct switch_attrs a = sw->a;
 
 	port->sw = sw;
+	_Static_assert(TOPO_MAX_PORTS <= UINT8_MAX + 1, "a port's index in a byte");
+	port->index = (uint8_t)i;
 	port->cls = &sw->classes[(size_t)i * (size_t)sw->ntc];
 	port->last = sw->lasts ? &sw->lasts[(size_t)i * (size_t)sw->ntc] : NULL;
 	egress_init(&port->out, topology_port_rate(t, sw->node, i), &prm->links[i]);

@@ -118,6 +118,10 @@ struct sw_port {
 	bool faces_nic;	 /* the hop to a NIC: trimmed-last-hop */
 	bool drr_fresh;	 /* drr_cur has not had its quantum this turn */
 	uint8_t drr_cur; /* TC0 or TC1: whose turn */
+	/* its place in sw->ports (below TOPO_MAX_PORTS): its frames go to
+	 * the host by it, where the pointers' difference was three
+	 * instructions (callgrind, 8 hosts: 17 a data packet) */
+	uint8_t index;
 	/* SW_PULL_WAITING: wake_pending, but with no port_free scheduled:
 	 * the frame on the wire carries `pull`, and its arrival (sw_pull),
 	 * or whatever reads the port before it (port_catch_up), starts the
@@ -205,7 +209,7 @@ struct sw {
 /* A port's number, its place in sw->ports. */
 static inline int sw_port_index(const struct sw_port *port)
 {
-	return (int)(port - port->sw->ports);
+	return port->index;
 }
 
 /* The statistics interval's event (switch_stats.c), scheduled by sw_new. */

@@ -104,20 +104,22 @@ static inline __attribute__((always_inline)) void retire(struct nic *nic, struct
 }
 
 /* Only the cumulative PSN moves the PSN window (seed, Segmentation).
- * Inline in its two callers, twice a data packet (issue 16). */
-static inline __attribute__((always_inline)) void
+ * Inline in its two callers, twice a data packet (issue 16).  Whether it
+ * moved. */
+static inline __attribute__((always_inline)) bool
 apply_cumulative(struct nic *nic, struct nic_qp_send *sq, uint32_t psn)
 {
 	int64_t cack = psn_to_idx(sq, psn);
 
 	if (cack < (int64_t)sq->snd_una || cack >= (int64_t)sq->next_sent)
-		return;
+		return false;
 	for (uint64_t i = sq->snd_una; i <= (uint64_t)cack; i++)
 		retire(nic, sq, i);
 	sq->snd_una = (uint64_t)cack + 1;
 	nic_seg_release(sq);
 	if (sq->recovery && (uint64_t)cack >= sq->recovery_end)
 		sq->recovery = false;
+	return true;
 }
 
 /* An acknowledgement is consistent with what this QP sent when the PSNs it
@@ -288,6 +290,7 @@ inline __attribute__((always_inline)) void nic_rx_sack(struct nic *nic, struct p
 	struct nic_qp_send *sq;
 	uint64_t highest = 0, acked = 0, bits;
 	int64_t cack, base, drawn;
+	bool moved;
 	ps_t rtt;
 
 	nic->c.rx_sack++;
@@ -311,7 +314,7 @@ inline __attribute__((always_inline)) void nic_rx_sack(struct nic *nic, struct p
 	rtt = rtt_sample(nic, sq, drawn, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, cc->ts_echo,
 			 cc->service_time, now);
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
-	apply_cumulative(nic, sq, s->cack_psn);
+	moved = apply_cumulative(nic, sq, s->cack_psn);
 	base = cack + s->sack_offset;
 	bits = s->bitmap ? sent_bits(sq, base, s->bitmap) : 0; /* most are empty, in order */
 	if (bits) { /* the highest PSN listed; those the last SACK retired are skipped */
@@ -337,7 +340,13 @@ inline __attribute__((always_inline)) void nic_rx_sack(struct nic *nic, struct p
 	nic_cc_on_sack(nic, sq->group, acked, rtt, s->m == WIRE_M_SKIP_ONCE, now);
 	if (s->bitmap)
 		sack_gaps(nic, sq, highest, now);
-	nic_qp_update(nic, sq);
+	/* What else a SACK changes makes the QP no readier: its window only
+	 * shrinks or, when it grows, cwnd_change updates the group itself.
+	 * The usual SACK, in order behind its packet's cumulative ACK, then
+	 * costs a test (issue 16, callgrind at 8 hosts: 10 instructions a
+	 * packet fewer). */
+	if (moved || s->bitmap)
+		nic_qp_update(nic, sq);
 }
 
 /* The retry budget: LinearRetryCount + ExponentialRetryCount, except that

@@ -139,15 +139,12 @@ static double take_sample(struct nic_group *g, ps_t rtt)
  * window of a later, quiet period (such as a message's tail).  Returns true
  * when it ran; like UEC, the pending increase is then dropped and that SACK
  * runs no other rule. */
-static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nic_cc_params *p,
-			bool trim, ps_t now)
+static __attribute__((noinline)) bool qa_period_end(struct nic *nic, struct nic_group *g,
+						    const struct nic_cc_params *p, bool trim,
+						    ps_t now)
 {
 	bool ran = false;
 
-	if (g->cc.qa_started && now <= g->cc.qa_end) {
-		g->cc.qa_trigger |= trim;
-		return false;
-	}
 	if (g->cc.qa_started && g->cc.qa_trigger &&
 	    (!nic->a.qa_gate || g->cc.achieved_bytes < nic->a.max_cwnd >> NSCC_QA_GATE)) {
 		uint64_t w =
@@ -162,6 +159,22 @@ static bool quick_adapt(struct nic *nic, struct nic_group *g, const struct nic_c
 	g->cc.achieved_bytes = 0;
 	g->cc.qa_end = now + g->cc.base_rtt + p->target;
 	return ran;
+}
+
+/* Inline, the test of a period still running: every SACK but one a period
+ * (108 of 8,184 at 8 hosts), where the period's end, out of line, decides.
+ * Said, as GCC took the whole out of line when a change elsewhere in a
+ * frame's receipt made it bigger (callgrind, 8 hosts: 37 instructions a
+ * packet more). */
+static inline __attribute__((always_inline)) bool quick_adapt(struct nic *nic, struct nic_group *g,
+							      const struct nic_cc_params *p,
+							      bool trim, ps_t now)
+{
+	if (g->cc.qa_started && now <= g->cc.qa_end) {
+		g->cc.qa_trigger |= trim;
+		return false;
+	}
+	return qa_period_end(nic, g, p, trim, now);
 }
 
 /* §5, no mark and delay < target: fast increase when the delay has stayed

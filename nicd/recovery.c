@@ -131,8 +131,11 @@ apply_cumulative(struct nic *nic, struct nic_qp_send *sq, uint32_t psn)
 static bool ack_consistent(struct nic *nic, const struct nic_qp_send *sq, int64_t cack,
 			   int64_t psn_idx)
 {
-	if (cack >= -1 && cack < (int64_t)sq->next_sent && psn_idx >= 0 &&
-	    psn_idx < (int64_t)sq->next_sent)
+	/* -1 <= cack < next_sent and 0 <= psn_idx < next_sent, a compare
+	 * each: below its floor each wraps past next_sent, which is at most
+	 * 2^63 (a segment index).  Twice a data packet (callgrind, 8 hosts:
+	 * with nic_seg_kept's single compare, 7 instructions a packet fewer). */
+	if ((uint64_t)(cack + 1) <= sq->next_sent && (uint64_t)psn_idx < sq->next_sent)
 		return true;
 	nic->c.rx_drop_ack_inconsistent++;
 	return false;

@@ -198,7 +198,10 @@ static inline struct nic_qp_send *nic_seg_sq(const struct nic_seg *s)
 /* Whether the sender still keeps segment idx's serialization start. */
 static inline bool nic_seg_kept(const struct nic_qp_send *sq, uint64_t idx)
 {
-	return idx < sq->next_fetch && sq->next_fetch - idx <= sq->kept;
+	/* idx < next_fetch && next_fetch - idx <= kept, one compare: at or
+	 * past next_fetch the difference wraps (some four times a data
+	 * packet; issue 16) */
+	return sq->next_fetch - idx - 1 < sq->kept;
 }
 
 /* Whether a retransmission waits (it goes ahead of new data). */

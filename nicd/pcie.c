@@ -141,12 +141,33 @@ static bool may_elide(const struct nic *nic, uint32_t bytes, ps_t end, ps_t now,
 
 /* The writes that ended before now with no event leave the buffer, as
  * their events would have before now.  (At now itself a frame's arrival,
- * which alone writes, runs before any event.) */
+ * which alone writes, runs before any event.)  The newest write, when it
+ * has no event, waits in `last` rather than in the ring: with the ring
+ * empty behind it, mostly, a write then costs neither a push nor a pop
+ * (issue 16, callgrind at 8 hosts: 17 instructions a packet fewer). */
 static void release_elided(struct nic_pcie *pc, ps_t now)
 {
 	while (pc->writing.len && write_elided(ring64_front(&pc->writing)) &&
 	       write_end(ring64_front(&pc->writing)) < now)
 		NIC_SUB(pc->txbuf_used, write_bytes(ring64_pop(&pc->writing)));
+	if (!pc->writing.len && pc->last && write_end(pc->last) < now) {
+		NIC_SUB(pc->txbuf_used, write_bytes(pc->last));
+		pc->last = 0;
+	}
+}
+
+/* Write w joins the buffer, behind `last`, which then goes into the ring;
+ * false, nothing lost, when out of memory. */
+static bool write_join(struct nic_pcie *pc, uint64_t w)
+{
+	if (pc->last && !ring64_push(&pc->writing, pc->last))
+		return false;
+	if (write_elided(w)) {
+		pc->last = w;
+		return true;
+	}
+	pc->last = 0;
+	return ring64_push(&pc->writing, w);
 }
 
 /* The next write, of `bytes` holding pool_bytes of the ingress pool, goes
@@ -164,8 +185,7 @@ static inline __attribute__((always_inline)) bool accept(struct nic *nic, uint32
 	bool elide = may_elide(nic, bytes, end, now, behind);
 
 	if ((pc->txbuf_used && pc->txbuf_used + bytes > pc->txbuf_size) ||
-	    !ring64_push(&pc->writing,
-			 elide ? end << WRITE_END_SHIFT | WRITE_ELIDED | bytes : bytes))
+	    !write_join(pc, elide ? end << WRITE_END_SHIFT | WRITE_ELIDED | bytes : bytes))
 		return false; /* no room, or no memory: tried again at the next */
 	pc->txbuf_used += bytes;
 	/* Seed, Receive buffer: the receive-pool space is released when the
@@ -188,6 +208,7 @@ static void accept_writes(struct nic *nic, ps_t now)
 		if (!accept(nic, (uint32_t)(w >> 32), (uint32_t)w, pc->waiting.len > 1, now))
 			return;
 		ring64_pop(&pc->waiting);
+		pc->nwaiting--;
 	}
 }
 
@@ -213,12 +234,13 @@ inline __attribute__((always_inline)) void nic_pcie_write(struct nic *nic, uint3
 	release_elided(&nic->pcie, now);
 	/* With no write waiting, it goes first, as it would from `waiting`:
 	 * mostly at once (issue 16: the ring's push and pop spared). */
-	if (!nic->pcie.waiting.len && accept(nic, bytes, pool_bytes, false, now))
+	if (!nic->pcie.nwaiting && accept(nic, bytes, pool_bytes, false, now))
 		return;
 	if (!ring64_push(&nic->pcie.waiting, (uint64_t)bytes << 32 | pool_bytes)) {
 		nic_ingress_release(nic, pool_bytes, false); /* out of memory */
 		return;
 	}
+	nic->pcie.nwaiting++;
 	accept_writes(nic, now);
 }
 
@@ -232,10 +254,17 @@ const char *nic_pcie_check(const struct nic *nic, char *why, size_t len)
 	for (size_t i = 0; i < pc->writing.len; i++)
 		in_buffer +=
 		    write_bytes(pc->writing.v[(pc->writing.head + i) & (pc->writing.cap - 1)]);
+	in_buffer += pc->last ? write_bytes(pc->last) : 0;
 	if (in_buffer != pc->txbuf_used)
 		snprintf(why, len, "PCIe txbuf_used %llu, writes in the buffer %llu",
 			 (unsigned long long)pc->txbuf_used, (unsigned long long)in_buffer);
-	else if (pc->writing.len > 1 && pc->txbuf_used > nic->a.pcie_tx_buffer)
+	else if (pc->nwaiting != pc->waiting.len)
+		snprintf(why, len, "PCIe nwaiting %llu, writes waiting %llu",
+			 (unsigned long long)pc->nwaiting, (unsigned long long)pc->waiting.len);
+	else if (pc->last && !write_elided(pc->last))
+		snprintf(why, len, "PCIe last write %llx has an event",
+			 (unsigned long long)pc->last);
+	else if (pc->writing.len + (pc->last != 0) > 1 && pc->txbuf_used > nic->a.pcie_tx_buffer)
 		snprintf(why, len, "PCIe txbuf_used %llu past PcieTxBuffer %llu",
 			 (unsigned long long)pc->txbuf_used,
 			 (unsigned long long)nic->a.pcie_tx_buffer);

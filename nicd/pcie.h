@@ -37,15 +37,17 @@ struct nic_pcie {
 
 	/* -- line 1: the writes */
 	struct ring64 writing; /* writes in the buffer, in order (pcie.c) */
-	struct ring64 waiting; /* writes waiting for the transmit buffer */
 	uint64_t txbuf_used;
 	ps_t elide_before; /* writes ending before it may have no event (pcie.c) */
+	uint64_t last;	   /* the newest write, with no event, after `writing`'s; or 0 */
+	uint32_t nwaiting; /* waiting.len, on this line: a write asks it */
 
-	/* -- line 2: read only for sizes other than MSS */
-	double bytes_per_ps; /* lanes x lane rate x 128/130 / 8 */
+	/* -- line 2: read only while writes wait, or for sizes other than MSS */
+	_Alignas(64) struct ring64 waiting; /* writes waiting for the transmit buffer */
+	double bytes_per_ps;		    /* lanes x lane rate x 128/130 / 8 */
 };
 _Static_assert(offsetof(struct nic_pcie, writing) == 64 &&
-		   offsetof(struct nic_pcie, bytes_per_ps) == 128,
+		   offsetof(struct nic_pcie, waiting) == 128,
 	       "the PCIe link's fields a cache line each by the events that read them");
 
 /* The link idle; writes that end before elide_before may keep their ends

@@ -113,7 +113,8 @@ void nic_receive_sent(struct nic *nic, struct pkt *p, ps_t now)
 		bool retry = false;
 		switch (wire_kind_of(p->opcode)) {
 		case WIRE_KIND_DATA:
-			nic_rx_data(nic, p, now);
+			if (nic_rx_data(nic, p, now))
+				return; /* p is its SACK now */
 			break;
 		case WIRE_KIND_ACK:
 			nic_rx_ack(nic, p, now);

@@ -102,8 +102,10 @@ struct nic_recv {
 
 /* ---- rx.c --------------------------------------------------------------- */
 
-/* A data packet has arrived (seed, Receiving a packet). */
-void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now);
+/* A data packet has arrived (seed, Receiving a packet).  True when p
+ * became the SACK it drew (nic_send_sack): the caller does not give it
+ * back to the pool then. */
+bool nic_rx_data(struct nic *nic, struct pkt *p, ps_t now);
 /* pcie.c: a receive write was accepted; its ingress pool space is free. */
 void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
 
@@ -112,6 +114,9 @@ void nic_ingress_release(struct nic *nic, uint32_t pool_bytes, bool control);
 void nic_send_cack(struct nic *nic, struct nic_qp_recv *rq, ps_t now);
 void nic_send_sack(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *drawn,
 		   uint64_t drawn_idx, ps_t now);
+/* The same, built in drawn itself, which the caller gives up. */
+void nic_send_sack_in(struct nic *nic, struct nic_qp_recv *rq, struct pkt *drawn,
+		      uint64_t drawn_idx, ps_t now);
 void nic_send_nack(struct nic *nic, const struct pkt *drawn, uint32_t responder_qpn,
 		   uint32_t sender_qpn, uint8_t code, ps_t now);
 

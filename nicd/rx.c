@@ -142,8 +142,9 @@ static bool closes_marked_gap(const struct nic_qp_recv *rq, uint64_t idx)
 }
 
 /* Seed, Cumulative and Selective acknowledgements: which answers a data
- * packet in the window draws; the cumulative ACK goes first (§12 rule 3). */
-static void answer(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p, uint64_t idx,
+ * packet in the window draws; the cumulative ACK goes first (§12 rule 3).
+ * True when the SACK took p (nic_send_sack). */
+static bool answer(struct nic *nic, struct nic_qp_recv *rq, struct pkt *p, uint64_t idx,
 		   bool completed, bool gap_closed, ps_t now)
 {
 	bool ar = p->flags & WIRE_BTH_A;
@@ -164,7 +165,8 @@ static void answer(struct nic *nic, struct nic_qp_recv *rq, const struct pkt *p,
 	if (ar || completed)
 		nic_send_cack(nic, rq, now);
 	if (sack)
-		nic_send_sack(nic, rq, p, idx, now);
+		nic_send_sack_in(nic, rq, p, idx, now);
+	return sack;
 }
 
 /* §12 rule 11: a closed record answers a later packet of its QP as the
@@ -202,18 +204,18 @@ static void rx_closed(struct nic *nic, const struct nic_closed *c, const struct 
 	nic_dest_put(nic, rq.dest); /* a record holds no destination */
 }
 
-void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
+bool nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 {
 	uint32_t len = p->sent_len; /* nic_receive_sent */
 	bool ctl = control_class(nic, p->dscp);
 	struct nic_qp_recv *rq;
-	bool created, gap_closed, completed;
+	bool created, gap_closed, completed, taken;
 	int64_t d;
 	uint64_t idx;
 
 	nic->c.rx_data_pkts++;
 	if (!ingress_charge(nic, ctl, len))
-		return;
+		return false;
 	rq = nic_recv_find_or_create(nic, p, now, &created);
 	if (!rq) {
 		const struct nic_closed *c = created ? NULL : nic_closed_find(nic, p);
@@ -222,7 +224,7 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 			rx_closed(nic, c, p, now);
 		else if (!created)
 			nic->c.rx_drop_unknown_qp++;
-		return;
+		return false;
 	}
 	nic_monitor(nic, now, false, p, rq->qpn, rq->sender_qpn, 0);
 	d = wire_psn_diff(p->psn, (uint32_t)(rq->next_expected & WIRE_PSN_MASK));
@@ -231,17 +233,17 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 		nic->c.rx_drop_psn_window++;
 		nic_ingress_release(nic, len, ctl);
 		nic_send_nack(nic, p, rq->qpn, rq->sender_qpn, WIRE_NACK_PSN_OOR_WINDOW, now);
-		return;
+		return false;
 	}
 	if (nic_is_trimmed(nic, p)) {
 		nic_ingress_release(nic, len, ctl);
 		rx_trimmed(nic, rq, p, now);
-		return;
+		return false;
 	}
 	if (d < 0 && (uint64_t)-d > rq->next_expected) { /* older than the QP */
 		nic->c.rx_dup_pkts++;
 		nic_ingress_release(nic, len, ctl);
-		return;
+		return false;
 	}
 	idx = rq->next_expected + d;
 	gap_closed = closes_marked_gap(rq, idx);
@@ -264,7 +266,8 @@ void nic_rx_data(struct nic *nic, struct pkt *p, ps_t now)
 		recv_complete(nic, rq, now);
 	if (rq->ar_marked && rq->next_expected > rq->ar_mark)
 		rq->ar_marked = false; /* every marked gap has closed */
-	answer(nic, rq, p, idx, completed, gap_closed, now);
+	taken = answer(nic, rq, p, idx, completed, gap_closed, now);
 	if (completed)
 		nic_recv_close(nic, rq, now);
+	return taken;
 }

@@ -57,12 +57,33 @@ void nic_pcie_init(struct nic *nic, ps_t elide_before)
 	pc->mss_ps = tlp_count_time(nic, a->mss);
 }
 
+/* The fetches ring holds pairs, QP then segment: its head and length stay
+ * even and its capacity is a power of two of at least 16, so that a pair
+ * is two neighbouring entries, pushed or popped at once: one test of room
+ * and one index (issue 16, callgrind at 8 hosts: 9 instructions a packet
+ * fewer than two pushes and two pops). */
+static bool fetch_push(struct ring64 *r, struct nic_qp_send *sq, struct nic_seg *s)
+{
+	uint32_t i;
+
+	if (r->len == r->cap && !ring64_grow(r))
+		return false;
+	i = (r->head + r->len) & (r->cap - 1);
+	r->v[i] = (uintptr_t)sq;
+	r->v[i + 1] = (uintptr_t)s;
+	r->len += 2;
+	return true;
+}
+
 static void fetch_done(void *arg, ps_t now)
 {
 	struct nic *nic = arg;
-	struct nic_qp_send *sq = (void *)(uintptr_t)ring64_pop(&nic->pcie.fetches);
-	struct nic_seg *s = (void *)(uintptr_t)ring64_pop(&nic->pcie.fetches);
+	struct ring64 *r = &nic->pcie.fetches;
+	struct nic_qp_send *sq = (void *)(uintptr_t)r->v[r->head];
+	struct nic_seg *s = (void *)(uintptr_t)r->v[r->head + 1];
 
+	r->head = (r->head + 2) & (r->cap - 1);
+	r->len -= 2;
 	nic_handoff(nic, sq, s, now);
 }
 
@@ -77,12 +98,8 @@ bool nic_pcie_fetch(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, 
 	ps_t req_end = req_start + pc->read_request_ps;
 	ps_t cpl_start = req_end > pc->h2n_free ? req_end : pc->h2n_free;
 
-	if (!ring64_push(&pc->fetches, (uintptr_t)sq))
+	if (!fetch_push(&pc->fetches, sq, s))
 		return false;
-	/* Pushed in pairs, the ring holds an odd count now, below its even
-	 * capacity: the second push neither grows it nor fails. */
-	if (!ring64_push(&pc->fetches, (uintptr_t)s))
-		INVARIANT(false);
 	pc->n2h_free = req_end;
 	pc->h2n_free = cpl_start + nic_pcie_time(nic, len);
 	events_schedule(nic->ev, pc->h2n_free, fetch_done, nic);

@@ -29,7 +29,7 @@ struct nic_seg;
  * attributes' second line: the buffer's size is kept here). */
 struct nic_pcie {
 	/* -- line 0: the fetches, and the link's time */
-	struct ring64 fetches;	 /* in flight, in order: QP, segment (nic_handoff) */
+	struct ring64 fetches;	 /* in flight, in order: QP, segment pairs (pcie.c) */
 	ps_t read_request_ps;	 /* a read request's time on the link */
 	ps_t mss_ps;		 /* a completion or write of MSS bytes' */
 	ps_t n2h_free, h2n_free; /* when each direction is next free */

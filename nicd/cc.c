@@ -31,14 +31,18 @@ void nic_cc_setup(struct nic *nic)
 	const struct nic_attrs *a = &nic->a;
 	struct nic_cc_params *p = &nic->ccp;
 
-	p->unit = config_nic_unit(a);
-	p->target = a->target_queue_delay;
-	p->a = (double)config_nic_bdp(a) / NSCC_REF_BDP;
-	p->b = (double)p->target / NSCC_REF_RTT;
-	p->fi = 5 * p->unit * p->a;
-	p->fi_scale = 0.25 * p->a;
-	p->eta = 0.15 * p->unit * p->a;
-	p->alpha = 4 * p->unit * p->a * p->b / (double)p->target;
+	double unit = config_nic_unit(a);
+	double sa = (double)config_nic_bdp(a) / NSCC_REF_BDP;
+	double sb = (double)a->target_queue_delay / NSCC_REF_RTT;
+
+	p->target = (double)a->target_queue_delay;
+	p->fi = 5 * unit * sa;
+	p->fi_scale = 0.25 * sa;
+	p->eta = 0.15 * unit * sa;
+	p->alpha = 4 * unit * sa * sb / (double)a->target_queue_delay;
+	p->adjust_bytes = NSCC_ADJUST_UNITS * unit;
+	p->min_cwnd = (double)a->min_cwnd;
+	p->max_cwnd = (double)a->max_cwnd;
 }
 
 /* Set cwnd to `want` for `cause`.  The decreases floor themselves at Min
@@ -77,7 +81,7 @@ static __attribute__((noinline)) void cwnd_change(struct nic *nic, struct nic_gr
 static inline void cwnd_set(struct nic *nic, struct nic_group *g, double want, const char *cause,
 			    ps_t now)
 {
-	if (!(want < (double)nic->a.min_cwnd) && want > (double)nic->a.max_cwnd &&
+	if (!(want < nic->ccp.min_cwnd) && want > nic->ccp.max_cwnd &&
 	    g->cc.cwnd == nic->a.max_cwnd)
 		return;
 	cwnd_change(nic, g, want, cause, now);
@@ -139,8 +143,7 @@ static double take_sample(struct nic_group *g, ps_t rtt)
  * window of a later, quiet period (such as a message's tail).  Returns true
  * when it ran; like UEC, the pending increase is then dropped and that SACK
  * runs no other rule. */
-static __attribute__((noinline)) bool qa_period_end(struct nic *nic, struct nic_group *g,
-						    const struct nic_cc_params *p, bool trim,
+static __attribute__((noinline)) bool qa_period_end(struct nic *nic, struct nic_group *g, bool trim,
 						    ps_t now)
 {
 	bool ran = false;
@@ -157,7 +160,7 @@ static __attribute__((noinline)) bool qa_period_end(struct nic *nic, struct nic_
 	g->cc.qa_trigger = trim;
 	g->cc.qa_started = true;
 	g->cc.achieved_bytes = 0;
-	g->cc.qa_end = now + g->cc.base_rtt + p->target;
+	g->cc.qa_end = now + g->cc.base_rtt + nic->a.target_queue_delay;
 	return ran;
 }
 
@@ -167,14 +170,13 @@ static __attribute__((noinline)) bool qa_period_end(struct nic *nic, struct nic_
  * frame's receipt made it bigger (callgrind, 8 hosts: 37 instructions a
  * packet more). */
 static inline __attribute__((always_inline)) bool quick_adapt(struct nic *nic, struct nic_group *g,
-							      const struct nic_cc_params *p,
 							      bool trim, ps_t now)
 {
 	if (g->cc.qa_started && now <= g->cc.qa_end) {
 		g->cc.qa_trigger |= trim;
 		return false;
 	}
-	return qa_period_end(nic, g, p, trim, now);
+	return qa_period_end(nic, g, trim, now);
 }
 
 /* §5, no mark and delay < target: fast increase when the delay has stayed
@@ -196,7 +198,7 @@ static void low_delay_increase(struct nic *nic, struct nic_group *g, const struc
 		g->cc.fi_count = 0;
 	}
 	g->cc.fast_increasing = false;
-	g->cc.inc_bytes += p->alpha * (double)acked * ((double)p->target - delay);
+	g->cc.inc_bytes += p->alpha * (double)acked * (p->target - delay);
 }
 
 /* §5, mark and delay >= target: cwnd x= max(1 - γ (avg_delay - target) /
@@ -210,10 +212,9 @@ static void multiplicative_decrease(struct nic *nic, struct nic_group *g,
 
 	g->cc.fi_count = 0;
 	g->cc.fast_increasing = false;
-	if (avg <= (double)p->target ||
-	    (g->cc.decreased && now - g->cc.last_decrease <= g->cc.base_rtt))
+	if (avg <= p->target || (g->cc.decreased && now - g->cc.last_decrease <= g->cc.base_rtt))
 		return;
-	f = 1 - NSCC_GAMMA * (avg - (double)p->target) / avg;
+	f = 1 - NSCC_GAMMA * (avg - p->target) / avg;
 	if (f < NSCC_MAX_MD_JUMP)
 		f = NSCC_MAX_MD_JUMP;
 	want = (double)g->cc.cwnd * f;
@@ -232,7 +233,7 @@ static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct
 {
 	ps_t since = now > g->cc.last_adjust ? now - g->cc.last_adjust : 0;
 
-	if (g->cc.adjust_bytes <= NSCC_ADJUST_UNITS * p->unit && since <= g->cc.base_rtt)
+	if (g->cc.adjust_bytes <= p->adjust_bytes && since <= g->cc.base_rtt)
 		return;
 	cwnd_set(nic, g, (double)g->cc.cwnd + g->cc.inc_bytes / (double)g->cc.cwnd, "adjust", now);
 	if (since >= g->cc.base_rtt) {
@@ -259,13 +260,13 @@ void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t r
 	if (nic->a.cc != CC_NSCC)
 		return;
 	delay = take_sample(g, rtt);
-	if (quick_adapt(nic, g, p, false, now)) {
+	if (quick_adapt(nic, g, false, now)) {
 		g->cc.achieved_bytes += acked;
 		return;
 	}
 	g->cc.achieved_bytes += acked;
 	g->cc.adjust_bytes += acked;
-	if (!ecn && delay >= (double)p->target) {
+	if (!ecn && delay >= p->target) {
 		/* Fair increase.  The delay is no longer ≈ 0, so the window
 		 * of low delay that fast increase needs starts over (UEC
 		 * restarts it only on the next low-delay SACK). */
@@ -274,7 +275,7 @@ void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t r
 		g->cc.inc_bytes += p->fi * (double)acked;
 	} else if (!ecn) {
 		low_delay_increase(nic, g, p, acked, delay, now);
-	} else if (delay >= (double)p->target) {
+	} else if (delay >= p->target) {
 		multiplicative_decrease(nic, g, p, now);
 	}
 	/* mark and delay < target: nothing (the path is passed over once). */
@@ -310,13 +311,11 @@ void nic_cc_on_timeout(struct nic *nic, struct nic_group *g, uint32_t nominal, p
  * base RTT); it does not feed avg_delay, which §5 takes from SACKs. */
 void nic_cc_on_trim_nack(struct nic *nic, struct nic_group *g, ps_t rtt, ps_t now)
 {
-	const struct nic_cc_params *p = &nic->ccp;
-
 	if (nic->a.cc != CC_NSCC)
 		return;
 	if (rtt && rtt < g->cc.base_rtt)
 		g->cc.base_rtt = rtt;
-	quick_adapt(nic, g, p, true, now);
+	quick_adapt(nic, g, true, now);
 }
 
 /* cwnd is never 0 (cwnd_set floors it at Min, at least 1 byte); base_rtt

@@ -26,6 +26,15 @@
 #define NSCC_NEAR_ZERO_DELAY PS_PER_US	      /* "≈ 0": below 1 µs, as UEC */
 
 /* §5's parameters, from the attributes, once per NIC. */
+/* A count of bytes or picoseconds as a double: each is below 2^63 (a window
+ * is at most 1 GiB, config.c), where the signed conversion gives the
+ * unsigned one's double in two instructions, not four (issue 16,
+ * callgrind at 8 hosts: 5 instructions a packet fewer). */
+static inline double cc_double(uint64_t v)
+{
+	return (double)(int64_t)v;
+}
+
 void nic_cc_setup(struct nic *nic)
 {
 	const struct nic_attrs *a = &nic->a;
@@ -124,7 +133,7 @@ static double take_sample(struct nic_group *g, ps_t rtt)
 		return g->cc.avg_delay;
 	if (rtt < g->cc.base_rtt)
 		g->cc.base_rtt = rtt;
-	delay = (double)(rtt - g->cc.base_rtt);
+	delay = cc_double(rtt - g->cc.base_rtt);
 	g->cc.avg_delay = NSCC_DELAY_WEIGHT * delay + (1 - NSCC_DELAY_WEIGHT) * g->cc.avg_delay;
 	return delay;
 }
@@ -190,7 +199,7 @@ static void low_delay_increase(struct nic *nic, struct nic_group *g, const struc
 		g->cc.fi_count += acked;
 		if (g->cc.fast_increasing || g->cc.fi_count >= g->cc.cwnd) {
 			g->cc.fast_increasing = true;
-			cwnd_set(nic, g, (double)g->cc.cwnd + p->fi_scale * (double)acked,
+			cwnd_set(nic, g, cc_double(g->cc.cwnd) + p->fi_scale * cc_double(acked),
 				 "fast_increase", now);
 			return;
 		}
@@ -198,7 +207,7 @@ static void low_delay_increase(struct nic *nic, struct nic_group *g, const struc
 		g->cc.fi_count = 0;
 	}
 	g->cc.fast_increasing = false;
-	g->cc.inc_bytes += p->alpha * (double)acked * (p->target - delay);
+	g->cc.inc_bytes += p->alpha * cc_double(acked) * (p->target - delay);
 }
 
 /* §5, mark and delay >= target: cwnd x= max(1 - γ (avg_delay - target) /
@@ -233,11 +242,12 @@ static void fulfil_adjustment(struct nic *nic, struct nic_group *g, const struct
 {
 	ps_t since = now > g->cc.last_adjust ? now - g->cc.last_adjust : 0;
 
-	if (g->cc.adjust_bytes <= p->adjust_bytes && since <= g->cc.base_rtt)
+	if (cc_double(g->cc.adjust_bytes) <= p->adjust_bytes && since <= g->cc.base_rtt)
 		return;
-	cwnd_set(nic, g, (double)g->cc.cwnd + g->cc.inc_bytes / (double)g->cc.cwnd, "adjust", now);
+	cwnd_set(nic, g, cc_double(g->cc.cwnd) + g->cc.inc_bytes / cc_double(g->cc.cwnd), "adjust",
+		 now);
 	if (since >= g->cc.base_rtt) {
-		cwnd_set(nic, g, (double)g->cc.cwnd + p->eta, "eta", now);
+		cwnd_set(nic, g, cc_double(g->cc.cwnd) + p->eta, "eta", now);
 		g->cc.last_adjust = now;
 	}
 	g->cc.inc_bytes = 0;
@@ -272,7 +282,7 @@ void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t r
 		 * restarts it only on the next low-delay SACK). */
 		g->cc.fi_count = 0;
 		g->cc.fast_increasing = false;
-		g->cc.inc_bytes += p->fi * (double)acked;
+		g->cc.inc_bytes += p->fi * cc_double(acked);
 	} else if (!ecn) {
 		low_delay_increase(nic, g, p, acked, delay, now);
 	} else if (delay >= p->target) {

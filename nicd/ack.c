@@ -149,7 +149,7 @@ static inline __attribute__((always_inline)) void send_sack(struct nic *nic, str
 	s->responder_qpn = rq->qpn;
 	s->cack_psn = p->psn;
 	s->cc_type = 1;
-	s->mpr = (uint8_t)(nic->a.max_psn_range / 128 > 255 ? 255 : nic->a.max_psn_range / 128);
+	s->mpr = nic->sack_mpr;
 	s->sack_offset = (int16_t)(1 + 64 * b);
 	/* Nothing held (nheld counts the ring's bits, nic_check), the block
 	 * is empty: most SACKs, in order, spared the ring's two words

@@ -35,6 +35,8 @@ struct nic *nic_new(const struct nic_params *prm)
 	nic_port_init(nic, prm->rate, prm->link);
 	nic->unit = nic->a.mss + 60 + (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP ? 4 : 0);
 	nic->seg_overhead = (uint16_t)nic_seg_nominal_overhead(&nic->a); /* some 60 bytes */
+	nic->sack_mpr =
+	    (uint8_t)(nic->a.max_psn_range / 128 > 255 ? 255 : nic->a.max_psn_range / 128);
 	nic->next_qpn = FIRST_QPN;
 	hmap_init(&nic->send_qps);
 	nic_recv_init(nic);

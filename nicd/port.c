@@ -158,19 +158,28 @@ static inline __attribute__((always_inline)) void port_next(struct nic *nic, ps_
 
 	if (!p)
 		return;
-	/* A control frame keeps the last data frame's sending QP (port.h). */
-	struct nic_qp_send *sq =
-	    k == EGRESS_DATA ? nic_send_on_wire(nic, nic_pkt_meta(p), f->sq, now) : f->sq;
-
+	if (k == EGRESS_DATA) {
+		struct nic_qp_send *sq = nic_send_on_wire(nic, nic_pkt_meta(p), f->sq, now);
+		*f = (struct nic_sent){.len = len,
+				       .payload_len = p->payload_len,
+				       .dqpn = p->dqpn,
+				       .opcode = p->opcode,
+				       .flags = p->flags,
+				       .meta = nic_pkt_meta(p),
+				       .sq = sq,
+				       .seg = nic_pkt_seg(p)};
+	} else {
+		/* A control frame's end reads its length, opcode and, for the
+		 * monitor, its QP numbers; it keeps the last data frame's
+		 * sending QP (port.h).  Two a data packet, each some five
+		 * stores fewer (issue 16, callgrind at 8 hosts: 11
+		 * instructions a packet fewer). */
+		f->len = len;
+		f->dqpn = p->dqpn;
+		f->opcode = p->opcode;
+		f->meta = nic_pkt_meta(p);
+	}
 	port->busy = true;
-	*f = (struct nic_sent){.len = len,
-			       .payload_len = p->payload_len,
-			       .dqpn = p->dqpn,
-			       .opcode = p->opcode,
-			       .flags = p->flags,
-			       .meta = nic_pkt_meta(p),
-			       .sq = sq,
-			       .seg = nic_pkt_seg(p)};
 	if (port->monitor && nic->rec.monitor) /* port.h: not the attributes' line */
 		port->sent_copy = *p;
 	port->down_at_start = nic->port_down;

@@ -44,7 +44,8 @@ struct nic_port {
 	/* The frame being serialized was handed to the host at its start
 	 * (core/egress.h); its end releases its egress room and starts its
 	 * timer from what is kept of it here, and writes its monitor row
-	 * from a copy kept only while the monitor is on. */
+	 * from a copy kept only while the monitor is on.  A control frame
+	 * sets only len, dqpn, opcode and meta (port_next). */
 	struct nic_sent {
 		uint32_t len, payload_len, dqpn;
 		uint8_t opcode, flags;

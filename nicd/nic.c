@@ -112,27 +112,26 @@ void nic_receive_sent(struct nic *nic, struct pkt *p, ps_t now)
 		/* §12 rule 18: the transmit pass runs again on a cumulative ACK,
 		 * a SACK (PR = 0) and a NACK; data, probes and probe answers do
 		 * not retry a pass the egress pool blocked. */
-		bool retry = false;
-		switch (wire_kind_of(p->opcode)) {
-		case WIRE_KIND_DATA:
+		/* Tests in turn, not a switch: its jump table (a bounds test, two
+		 * loads and an indirect jump) cost more than the two or three
+		 * tests a data packet's three frames take (issue 16, callgrind
+		 * at 8 hosts: 7 instructions a packet fewer). */
+		enum wire_kind kind = wire_kind_of(p->opcode);
+		bool retry = true;
+		if (kind == WIRE_KIND_DATA) {
 			if (nic_rx_data(nic, p, now))
 				return; /* p is its SACK now */
-			break;
-		case WIRE_KIND_ACK:
-			nic_rx_ack(nic, p, now);
-			retry = true;
-			break;
-		case WIRE_KIND_SACK:
+			retry = false;
+		} else if (kind == WIRE_KIND_SACK) {
 			retry = !p->u.sack.seth.pr;
 			nic_rx_sack(nic, p, now);
-			break;
-		case WIRE_KIND_NACK:
+		} else if (kind == WIRE_KIND_ACK) {
+			nic_rx_ack(nic, p, now);
+		} else if (kind == WIRE_KIND_NACK) {
 			nic_rx_nack(nic, p, now);
-			retry = true;
-			break;
-		case WIRE_KIND_PROBE:
+		} else {
 			answer_probe(nic, p, now);
-			break;
+			retry = false;
 		}
 		if (retry)
 			nic_tx_pass(nic, now);

@@ -21,7 +21,7 @@ void nic_port_init(struct nic *nic, uint64_t rate, struct link_end *link)
 	egress_init(&port->out, rate, link);
 	port->monitor = nic->a.monitor;
 	port->timers = nic->timers;
-	port->timer_first = nic_timer_duration(&nic->a, 1);
+	port->timer_first_up = time_add(nic_timer_duration(&nic->a, 1), PS_PER_US - 1);
 }
 
 /* A queued frame's bytes on the wire are kept in its engine field after

@@ -66,7 +66,7 @@ struct nic_port {
 	 * each in 131k frame ends; 127.5 LL misses a data packet, was 128.6;
 	 * issue 16). */
 	struct timers *timers;
-	ps_t timer_first;
+	ps_t timer_first_up;  /* ... plus a microsecond less 1 ps (nic_timer_start) */
 	struct pkt sent_copy; /* last: no frame reads it with the monitor off */
 };
 

@@ -449,11 +449,17 @@ static void timer_fire(void *arg, ps_t now);
  * arrives a serialization later at the earliest). */
 void nic_timer_start(struct nic *nic, struct nic_seg *s, ps_t now)
 {
-	/* The port's copies: a data frame's end starts its timer (port.h). */
-	ps_t d = s->sched_k == 1 ? nic->port.timer_first : nic_timer_duration(&nic->a, s->sched_k);
-	ps_t due = time_add(now, d);
+	/* The port's copies: a data frame's end starts its timer (port.h).
+	 * A first timer's duration comes rounded up by a microsecond less
+	 * 1 ps already: time_add(time_add(now, d), r) is time_add(now,
+	 * time_add(d, r)), both min(now + d + r, PS_NEVER - 1) (issue 16,
+	 * callgrind at 8 hosts: 4 instructions a packet fewer). */
+	ps_t due =
+	    s->sched_k == 1
+		? time_add(now, nic->port.timer_first_up)
+		: time_add(time_add(now, nic_timer_duration(&nic->a, s->sched_k)), PS_PER_US - 1);
 
-	due = time_add(due, PS_PER_US - 1) / PS_PER_US * PS_PER_US;
+	due = due / PS_PER_US * PS_PER_US;
 	s->timer = timers_start(nic->port.timers, due, timer_fire, s);
 }
 

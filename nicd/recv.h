@@ -103,7 +103,7 @@ struct nic_recv {
 /* ---- rx.c --------------------------------------------------------------- */
 
 /* A data packet has arrived (seed, Receiving a packet).  True when p
- * became the SACK it drew (nic_send_sack): the caller does not give it
+ * became the SACK it drew (nic_send_sack_in): the caller does not give it
  * back to the pool then. */
 bool nic_rx_data(struct nic *nic, struct pkt *p, ps_t now);
 /* pcie.c: a receive write was accepted; its ingress pool space is free. */

@@ -143,7 +143,7 @@ static bool closes_marked_gap(const struct nic_qp_recv *rq, uint64_t idx)
 
 /* Seed, Cumulative and Selective acknowledgements: which answers a data
  * packet in the window draws; the cumulative ACK goes first (§12 rule 3).
- * True when the SACK took p (nic_send_sack). */
+ * True when the SACK took p (nic_send_sack_in). */
 static bool answer(struct nic *nic, struct nic_qp_recv *rq, struct pkt *p, uint64_t idx,
 		   bool completed, bool gap_closed, ps_t now)
 {

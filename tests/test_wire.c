@@ -1057,6 +1057,29 @@ static void test_pool(void **state)
 	assert_false(pkt_pool_init(&pool, 0, 0));
 }
 
+/* A slab larger than the 64 packets threaded at a time (wire.c,
+ * POOL_CARVE) hands out every packet once before the next slab is made,
+ * and the pool's limit still holds across the partial threadings. */
+static void test_pool_carve(void **state)
+{
+	enum { SLAB = 200, LIMIT = 330 };
+	static struct pkt *got[LIMIT];
+	struct pkt_pool pool;
+
+	(void)state;
+	assert_true(pkt_pool_init(&pool, SLAB, LIMIT));
+	for (int i = 0; i < LIMIT; i++) {
+		assert_non_null(got[i] = pkt_get(&pool));
+		assert_int_equal(pool.nslabs, i < SLAB ? 1 : 2);
+	}
+	assert_null(pkt_get(&pool));
+	assert_int_equal(pool.refused, 1);
+	for (int i = 0; i < LIMIT; i++)
+		for (int j = 0; j < i; j++)
+			assert_ptr_not_equal(got[i], got[j]);
+	pkt_pool_destroy(&pool);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1078,6 +1101,7 @@ int main(void)
 	    cmocka_unit_test(test_promise_frame),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_pool),
+	    cmocka_unit_test(test_pool_carve),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,11 @@ events_id events_schedule_key(struct events *q, ps_t when, uint64_t key, events_
 events_id events_schedule_hint(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg,
 			       const void *hint);
 
+/* Same, naming two things fn reads besides arg (a frame's packet and the
+ * wire's next ring entry), both fetched while the event before it runs. */
+events_id events_schedule_hints(struct events *q, ps_t when, uint64_t key, events_fn fn, void *arg,
+				const void *hint, const void *hint2);
+
 /* Cancel a pending event. Returns false if it already ran or was cancelled. */
 bool events_cancel(struct events *q, events_id id);
 

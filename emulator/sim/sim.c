@@ -82,8 +82,8 @@ struct sim_wire {
 	 * sending and arrival index by it (callgrind, 8 hosts: about 3
 	 * instructions a frame) */
 	uint32_t head, len, mask;
-	uint8_t rx_kind;	 /* enum sim_rx: what rx is */
-	uint8_t pcaps;		 /* SIM_RX_PCAP, SIM_TX_PCAP: rx_cap, tx_cap set */
+	uint8_t rx_kind; /* enum sim_rx: what rx is */
+	uint8_t pcaps;	 /* SIM_RX_PCAP, SIM_TX_PCAP: rx_cap, tx_cap set */
 	/* the last frame the sending switch port handed over has the pull
 	 * mark: a frame sent after a marked one, unmarked, means the port
 	 * caught up and has nothing waiting, so the marked one's arrival
@@ -186,7 +186,10 @@ static void arrive_nowhere(void *arg, ps_t now);
  * still on the wire).  The event's function is the receiving engine's
  * kind: a NIC's arrival, a small function, then saves few registers
  * (issue 16).  Inline by force: with the pull mark's masks GCC left it
- * out of line, +97 instructions a data packet at 1,024 hosts. */
+ * out of line, +97 instructions a data packet at 1,024 hosts.  The event
+ * fetches ahead its packet and the next frame's ring entry, which its
+ * wire_take reads: one past this one's (past the ring's end when this one
+ * is its last, a fetch of no use and no harm). */
 static inline __attribute__((always_inline)) void schedule_arrival_fn(struct sim_wire *w,
 								      events_fn fn)
 {
@@ -194,7 +197,7 @@ static inline __attribute__((always_inline)) void schedule_arrival_fn(struct sim
 
 	w->first = f->p;
 	__builtin_prefetch((const void *)f->p); /* its low bit stays in the line */
-	events_schedule_hint(w->q, f->arrival, w->key, fn, w, (const void *)f->p);
+	events_schedule_hints(w->q, f->arrival, w->key, fn, w, (const void *)f->p, f + 1);
 }
 
 static inline __attribute__((always_inline)) void schedule_arrival(struct sim_wire *w)
@@ -288,8 +291,7 @@ static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct p
 		fprintf(stderr, "mrcemu: out of memory for frames in flight\n");
 		abort();
 	}
-	w->ring[(w->head + w->len++) & w->mask] =
-	    (struct sim_frame){(uintptr_t)p | pull, arrival};
+	w->ring[(w->head + w->len++) & w->mask] = (struct sim_frame){(uintptr_t)p | pull, arrival};
 	if (w->len == 1)
 		schedule_arrival(w);
 	if (w->tx_cap && arrival - w->delay <= events_now(w->q)) {
@@ -311,8 +313,7 @@ static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival
 		transmit_slow(w, p, arrival, pull);
 		return;
 	}
-	w->ring[(w->head + w->len++) & w->mask] =
-	    (struct sim_frame){(uintptr_t)p | pull, arrival};
+	w->ring[(w->head + w->len++) & w->mask] = (struct sim_frame){(uintptr_t)p | pull, arrival};
 }
 
 /* A switch's context is its node's ports: its frames go out without a
@@ -778,8 +779,7 @@ static void sim_free(struct sim *s)
 		for (int p = 0; p < n->nports; p++) {
 			struct sim_wire *w = &n->ports[p].out;
 			for (uint32_t k = 0; k < w->len; k++)
-				pkt_put(&s->pool,
-					frame_pkt(w->ring[(w->head + k) & w->mask].p));
+				pkt_put(&s->pool, frame_pkt(w->ring[(w->head + k) & w->mask].p));
 			free(w->ring);
 			if (n->ports[p].cap)
 				capture_close(n->ports[p].cap);

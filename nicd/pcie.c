@@ -6,8 +6,6 @@
  * completions, in the order the requests were sent.  Host memory latency
  * is not modelled: a fetch costs its request and its completion on the
  * link, 1.552 + 69.291 ns for 4,096 bytes at the defaults. */
-#include <math.h>
-
 #include "nic_impl.h"
 
 void nic_pcie_destroy(struct nic *nic)
@@ -23,7 +21,7 @@ static ps_t tlp_time(const struct nic *nic, uint64_t bytes, uint64_t tlps)
 {
 	double cost = (double)bytes + (double)tlps * nic->a.pcie_tlp_overhead;
 
-	return (ps_t)llround(cost / nic->pcie.bytes_per_ps);
+	return time_round(cost / nic->pcie.bytes_per_ps);
 }
 
 /* A completion or a write of B bytes is cut into TLPs of at most

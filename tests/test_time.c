@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "core/time.h"
 
@@ -320,9 +321,41 @@ static void test_saturating_arithmetic(void **state)
 	assert_true(MRCEMU_MAX_RUN <= (1ULL << 48) - 1);
 }
 
+/* time_round is llround for durations, halves away from zero: the PCIe
+ * link's TLP times (docs/protocol.md §7) are rounded so. */
+static void test_round_as_llround(void **state)
+{
+	static const double cases[] = {0.0,
+				       0.49999999999999994,
+				       0.5,
+				       1.5,
+				       2.5,
+				       69291.5,
+				       69291.49999999999,
+				       1552.0,
+				       4503599627370495.5, /* 2^52 - 0.5 */
+				       4503599627370496.0,
+				       9007199254740993.0,
+				       9.2e18};
+	uint64_t x = 88172645463325252ULL; /* xorshift64 */
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(time_round(cases[i]), (ps_t)llround(cases[i]));
+	for (int i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* below 2^40 ps, with every fraction a double has there */
+		double d = (double)(x >> 24) / 16384.0;
+		assert_int_equal(time_round(d), (ps_t)llround(d));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_as_llround),
 	    cmocka_unit_test(test_saturating_arithmetic),
 	    cmocka_unit_test(test_time_units),
 	    cmocka_unit_test(test_time_decimals_exact),

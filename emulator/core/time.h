@@ -37,6 +37,17 @@ static inline ps_t time_shl(ps_t t, unsigned k)
 	return k < 64 && t <= (PS_NEVER - 1) >> k ? t << k : PS_NEVER - 1;
 }
 
+/* A non-negative duration in ps (below 2^63) to the nearest whole ps,
+ * halves away from zero: what llround gives, without libm, which nothing
+ * else needs (docs/scale.md: every library loaded costs each process).
+ * Exact: x and its whole part are within 1, so their difference is. */
+static inline ps_t time_round(double x)
+{
+	ps_t whole = (ps_t)x;
+
+	return x - (double)whole >= 0.5 ? whole + 1 : whole;
+}
+
 /* Parse "150us", "1.5ms", "83480ps" (units ps ns us ms s; a bare number is
  * refused).  Returns true on success; on failure writes one line to err. */
 bool time_parse(const char *s, ps_t *out, char *err, size_t errlen);

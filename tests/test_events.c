@@ -116,6 +116,41 @@ static void test_same_time_key_then_sequence(void **state)
 	events_free(log.q);
 }
 
+/* The fifo's slot bit is left set when its last event runs, and cleared
+ * by the refill (emulator/core/events.c, fifo_bit_clear): events_next
+ * never reports the empty slot, an event scheduled into it runs there, in
+ * order, and the slots after it are found, in cur's word of bitmap, in
+ * another word, and in the next block. */
+static void test_fifo_runs_empty(void **state)
+{
+	struct run_log log = {.q = events_new()};
+
+	(void)state;
+	at(&log, 0, 0);
+	at(&log, 5000, 1);   /* another word of bitmap */
+	at(&log, 300000, 2); /* the next block */
+	assert_true(events_run_one(log.q));
+	assert_int_equal(events_next(log.q), 5000);
+	at(&log, 10, 3); /* the empty fifo's slot */
+	assert_int_equal(events_next(log.q), 10);
+	assert_true(events_run_one(log.q));
+	assert_int_equal(events_run_until(log.q, 100), 0); /* refill stops short */
+	assert_int_equal(events_next(log.q), 5000);
+	at(&log, 20, 4);
+	at(&log, 5000 + 3 * 64, 5); /* cur's word, once cur is at 5000 */
+	assert_int_equal(events_next(log.q), 20);
+	assert_int_equal(events_run_until(log.q, 5000), 2);
+	assert_int_equal(events_next(log.q), 5000 + 3 * 64);
+	at(&log, 5001, 6);
+	assert_int_equal(events_next(log.q), 5001);
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 3);
+	const int want[] = {0, 3, 4, 1, 6, 5, 2};
+	expect_order(&log, want, 7);
+	assert_int_equal(events_next(log.q), PS_NEVER);
+	assert_int_equal(events_pending(log.q), 0);
+	events_free(log.q);
+}
+
 /* A hint only asks for memory to be fetched ahead (emulator/core/events.c,
  * Fetched ahead): events scheduled with one run in the same order, with
  * the same argument, as without, and a hint that points nowhere (NULL, an
@@ -1120,6 +1155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_same_time_key_then_sequence),
 	    cmocka_unit_test(test_hint_changes_nothing),
+	    cmocka_unit_test(test_fifo_runs_empty),
 	    cmocka_unit_test(test_one_slot_time_then_key),
 	    cmocka_unit_test(test_sorted_slot_engine_and_arrivals),
 	    cmocka_unit_test(test_arrival_key_layout),

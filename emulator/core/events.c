@@ -781,6 +781,20 @@ static inline void l0_mark_empty(struct events *q, unsigned s)
 	}
 }
 
+/* The fifo ran empty: its bit, left set by run_due, cleared, so that the
+ * bitmap says again which slots hold events.  Only refill and events_next
+ * read level 0's bitmap while the fifo is empty (cur moves only in a
+ * refill); refill clears the bit itself, with its word in hand, and an
+ * event scheduled into the empty fifo sets the bit again, as it would.
+ * Left to the refill, the fifo's running empty stores nothing in the
+ * bitmap (callgrind, 8 hosts: 5,758 -> 5,710 instructions a data
+ * packet).  events_next clears it through a cast: the bit is not part of
+ * the queue's value. */
+static inline void fifo_bit_clear(struct events *q)
+{
+	l0_mark_empty(q, q->fifo_slot);
+}
+
 /* The lowest non-empty slot of level 0's half h, which has one. */
 static inline unsigned l0_first(const struct events *q, unsigned h)
 {
@@ -1060,10 +1074,13 @@ static __attribute__((noinline)) bool refill_far(struct events *q, ps_t limit)
  * a new slot): that path is inline. */
 static inline bool refill(struct events *q, ps_t limit)
 {
-	uint64_t word = q->l0.used[q->fifo_slot / 64];
+	/* The fifo's bit, left set when it ran empty (see fifo_bit_clear),
+	 * cleared here, where its word is read anyway. */
+	uint64_t word = q->l0.used[q->fifo_slot / 64] & ~(1ULL << (q->fifo_slot % 64));
 	unsigned s;
 	ps_t start;
 
+	q->l0.used[q->fifo_slot / 64] = word;
 	/* The slot's number is kept, not computed from its start again
 	 * (callgrind, 8 hosts: 4 instructions a refill). */
 	if (word) {
@@ -1075,7 +1092,7 @@ static inline bool refill(struct events *q, ps_t limit)
 		start = (q->cur & ~(((ps_t)64 << G_BITS) - 1)) | (ps_t)(s % 64) << G_BITS;
 	} else {
 		unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
-		if (!q->l0.summary[h]) {
+		if (!(q->l0.summary[h] &= ~(1ULL << (q->fifo_slot / 64 % L0_WORDS)))) {
 			return refill_far(q, limit);
 		}
 		s = l0_first(q, h);
@@ -1248,6 +1265,7 @@ ps_t events_next(const struct events *q)
 	if (q->fifo->head) {
 		return q->nodes[q->fifo->head].when;
 	}
+	fifo_bit_clear((struct events *)q);
 	unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
 	if (q->l0.summary[h]) {
 		return l0_first_when(q, l0_first(q, h));
@@ -1319,8 +1337,8 @@ static inline __attribute__((always_inline)) bool run_due(struct events *q, ps_t
 			__builtin_prefetch(after->hint);
 			__builtin_prefetch(after->hint2);
 		} else {
+			/* its bit is left to the refill (fifo_bit_clear) */
 			l->tail = NIL;
-			l0_mark_empty(q, q->fifo_slot);
 		}
 	}
 	events_fn fn = n->fn;

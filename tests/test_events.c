@@ -422,6 +422,39 @@ static void nest_hook(struct item *it, ps_t now)
 	at(log, now + 5000, 16);			/* same time as 4, after it */
 }
 
+static void past_hook(struct item *it, ps_t now)
+{
+	struct run_log *log = it->log;
+
+	at(log, now - 30, 2);				    /* engine: after 1 */
+	at_key(log, now - 20, events_key_arrival(3, 0), 3); /* arrivals: first */
+	at_key(log, now - 1, events_key_arrival(1, 0), 4);
+	at_key(log, now, events_key_arrival(2, 0), 5);
+}
+
+/* Times before now in the fifo's slot, scheduled from inside an event,
+ * run at now in rule 16's order among the events due then: the queue's cur
+ * stands at now while a fifo event runs (emulator/core/events.c, struct
+ * events), and they are clamped on the way past it. */
+static void test_past_in_fifo_slot(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t t = 64 * 100 + 40;
+
+	(void)state;
+	at(&log, t, 0);
+	items[0].hook = past_hook;
+	at(&log, t, 1);
+	at(&log, t + 1, 6);
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 7);
+	const int want[] = {0, 4, 5, 3, 1, 2, 6};
+	expect_order(&log, want, 7);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(log.at[i], t);
+	}
+	events_free(log.q);
+}
+
 /* Events scheduled from inside an event, at the same time, in the same
  * granule and later, run in (time, key, sequence) order. */
 static void test_schedule_from_inside(void **state)
@@ -1166,6 +1199,7 @@ int main(void)
 	    cmocka_unit_test(test_many_pending),
 	    cmocka_unit_test(test_next_after_cancel),
 	    cmocka_unit_test(test_schedule_from_inside),
+	    cmocka_unit_test(test_past_in_fifo_slot),
 	    cmocka_unit_test(test_run_until_boundaries),
 	    cmocka_unit_test(test_stop_short_then_fill_gap),
 	    cmocka_unit_test(test_run_one_runs_exactly_one),

@@ -166,7 +166,12 @@ struct level0 {
 
 struct events {
 	ps_t now;
-	ps_t cur;	   /* the start of the `fifo`'s slot; the wheel is not before it */
+	/* In the `fifo`'s slot, not before now, and the wheel is not before
+	 * it: the slot's start when the slot is taken, then the time of each
+	 * fifo event run (now; `ready`'s events, before it, leave it).  So an
+	 * event for cur or later needs no clamp to now.  Where it is not
+	 * compared whole, only its bits above the slot's are read. */
+	ps_t cur;
 	ps_t l0_last;	   /* level 0 holds [cur, l0_last]: cur's block, and the next */
 	struct list *fifo; /* level 0's slot of cur: its events, in the order they run */
 	/* l0_slot(cur), the fifo's: kept, where cur's slot is taken, so that
@@ -916,12 +921,19 @@ static inline void wheel_link_up(struct events *q, uint32_t i, struct node *n)
 	}
 }
 
-/* Files node i when it does not go to level 0: `ready` if before cur (see
- * the top of the file), else the level above. */
+/* Files node i when its time is before cur or past level 0: clamped to now
+ * (see events_schedule_hint), then level 0 if it is there after all (cur
+ * is now), `ready` if before cur (see the top of the file), else the level
+ * above. */
 static __attribute__((noinline)) events_id file_node_other(struct events *q, uint32_t i,
 							   struct node *n)
 {
-	if (n->when < q->cur) {
+	if (n->when < q->now) {
+		n->when = q->now;
+	}
+	if (on_level0(q, n->when)) {
+		level0_link(q, i, n);
+	} else if (n->when < q->cur) {
 		ready_push(q, i, n);
 	} else {
 		wheel_link_up(q, i, n);
@@ -1140,8 +1152,10 @@ static inline __attribute__((always_inline)) events_id schedule(struct events *q
 	n->hint = hint;
 	n->hint2 = hint2;
 	n->key = key;
-	when = when < q->now ? q->now : when;
 	n->when = when;
+	/* cur is not before now (see struct events), so a time from cur on
+	 * needs no clamp (callgrind, 8 hosts: 5,710 -> 5,683 instructions a
+	 * data packet). */
 	if (on_level0(q, when)) {
 		unsigned s = l0_slot(when);
 		struct list *l = &q->l0.slot[s];
@@ -1327,6 +1341,7 @@ static inline __attribute__((always_inline)) bool run_due(struct events *q, ps_t
 		if (n->when > limit) {
 			return false;
 		}
+		q->cur = n->when; /* now: see events_schedule_hint */
 		l->head = n->next;
 		if (n->next) {
 			struct node *after = &q->nodes[n->next];

@@ -10,8 +10,8 @@
  * 150 us retransmission timers, mostly cancelled there).  An event past
  * level 0 is in the level of the highest bit where its time differs from
  * `cur`, in the slot those bits name.  Slots are found through words of
- * bitmap (levels 1-3: top, summary, used; level 0: a summary word per
- * block, and used), so the whole 64-bit range fits and no overflow list is
+ * bitmap (levels 1-3: top, summary, used; level 0: a summary word, a
+ * half of it per block, and used), so the whole 64-bit range fits and no overflow list is
  * needed.  The earliest event is in cur's block, else in the next, else in
  * the lowest non-empty level above, in its lowest non-empty slot — found
  * with the bitmaps, never by turning the wheel slot by slot.  Taking a
@@ -102,13 +102,14 @@
  * again (callgrind, instructions per data packet at 1,024 hosts: 7,916 with
  * it, 7,620 with two blocks of 2^17).  Slots of 32 ps measured the same as
  * 64; of 256 ps, more at 128 hosts (longer walks back). */
-#define G_BITS	  6
-#define L0_BITS	  17
-#define UP_BITS	  16
-#define LEVELS	  4			     /* 17 + 3 x 16 >= 64 */
-#define L0_SLOTS  (1u << (L0_BITS - G_BITS)) /* a block's; level 0 has two */
-#define L0_WORDS  (L0_SLOTS / 64)	     /* a block's used words, at most 64 */
-#define UP_SLOTS  (1u << UP_BITS)
+#define G_BITS	 6
+#define L0_BITS	 17
+#define UP_BITS	 16
+#define LEVELS	 4			    /* 17 + 3 x 16 >= 64 */
+#define L0_SLOTS (1u << (L0_BITS - G_BITS)) /* a block's; level 0 has two */
+#define L0_WORDS (L0_SLOTS / 64)	    /* a block's used words: 32, half the summary */
+#define UP_SLOTS (1u << UP_BITS)
+_Static_assert(2 * L0_WORDS == 64, "level 0's summary is one word");
 #define NIL	  0u /* no node: node 0 is never handed out */
 #define MAX_NODES UINT32_MAX
 #define NODES_MIN 1024u /* the first mapping's nodes (64 KiB) */
@@ -158,7 +159,11 @@ struct wheel_level {
  * words of bitmap.  A slot's list is in run order, unless its bit in
  * `unsorted` is set. */
 struct level0 {
-	uint64_t summary[2];		 /* bit w of summary[h]: used[h L0_WORDS + w] */
+	/* Bit w: used[w] is non-zero; the block of half h has bits 32 h to
+	 * 32 h + 31.  One word, not one per block, so that a slot's word's
+	 * bit is 1 << (s / 64), no half to pick (callgrind, 8 hosts: 5,683
+	 * -> 5,661 instructions a data packet). */
+	uint64_t summary;
 	uint64_t used[2 * L0_WORDS];	 /* bit s % 64 of used[s / 64]: slot s */
 	uint64_t unsorted[2 * L0_WORDS]; /* slot s is to be sorted when taken */
 	struct list slot[2 * L0_SLOTS];
@@ -776,13 +781,13 @@ static void ready_settle(struct events *q)
 static inline void l0_mark_used(struct events *q, unsigned s)
 {
 	q->l0.used[s / 64] |= 1ULL << (s % 64);
-	q->l0.summary[s / L0_SLOTS] |= 1ULL << (s / 64 % L0_WORDS);
+	q->l0.summary |= 1ULL << (s / 64);
 }
 
 static inline void l0_mark_empty(struct events *q, unsigned s)
 {
 	if (!(q->l0.used[s / 64] &= ~(1ULL << (s % 64)))) {
-		q->l0.summary[s / L0_SLOTS] &= ~(1ULL << (s / 64 % L0_WORDS));
+		q->l0.summary &= ~(1ULL << (s / 64));
 	}
 }
 
@@ -800,10 +805,17 @@ static inline void fifo_bit_clear(struct events *q)
 	l0_mark_empty(q, q->fifo_slot);
 }
 
+/* The summary's bits for level 0's half h, in place: non-zero when a slot
+ * of that block has an event. */
+static inline uint64_t l0_half(const struct events *q, unsigned h)
+{
+	return q->l0.summary & (uint64_t)UINT32_MAX << (L0_WORDS * h);
+}
+
 /* The lowest non-empty slot of level 0's half h, which has one. */
 static inline unsigned l0_first(const struct events *q, unsigned h)
 {
-	unsigned word = h * L0_WORDS + (unsigned)__builtin_ctzll(q->l0.summary[h]);
+	unsigned word = (unsigned)__builtin_ctzll(l0_half(q, h));
 
 	return word * 64 + (unsigned)__builtin_ctzll(q->l0.used[word]);
 }
@@ -1049,7 +1061,7 @@ static __attribute__((noinline)) bool refill_far(struct events *q, ps_t limit)
 	for (;;) {
 		unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
 		ps_t start;
-		if (q->l0.summary[h]) {
+		if (l0_half(q, h)) {
 			start = l0_first_start(q, h, 0);
 			if (start > limit) {
 				return false;
@@ -1057,7 +1069,7 @@ static __attribute__((noinline)) bool refill_far(struct events *q, ps_t limit)
 			set_cur_in_block(q, start);
 			break;
 		}
-		if (q->l0.summary[h ^ 1]) {
+		if (l0_half(q, h ^ 1)) {
 			start = l0_first_start(q, h ^ 1, 1);
 			if (start > limit) {
 				return false;
@@ -1104,7 +1116,8 @@ static inline bool refill(struct events *q, ps_t limit)
 		start = (q->cur & ~(((ps_t)64 << G_BITS) - 1)) | (ps_t)(s % 64) << G_BITS;
 	} else {
 		unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
-		if (!(q->l0.summary[h] &= ~(1ULL << (q->fifo_slot / 64 % L0_WORDS)))) {
+		q->l0.summary &= ~(1ULL << (q->fifo_slot / 64));
+		if (!l0_half(q, h)) {
 			return refill_far(q, limit);
 		}
 		s = l0_first(q, h);
@@ -1281,10 +1294,10 @@ ps_t events_next(const struct events *q)
 	}
 	fifo_bit_clear((struct events *)q);
 	unsigned h = (unsigned)(q->cur >> L0_BITS) & 1;
-	if (q->l0.summary[h]) {
+	if (l0_half(q, h)) {
 		return l0_first_when(q, l0_first(q, h));
 	}
-	if (q->l0.summary[h ^ 1]) {
+	if (l0_half(q, h ^ 1)) {
 		return l0_first_when(q, l0_first(q, h ^ 1));
 	}
 	if (!q->wheels_used) {

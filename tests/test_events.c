@@ -209,6 +209,54 @@ static void test_one_slot_time_then_key(void **state)
 	events_free(log.q);
 }
 
+static void sorted_fifo_hook(struct item *it, ps_t now)
+{
+	struct run_log *log = it->log;
+
+	at_key(log, now, events_key_arrival(0, 0), 30); /* walks back */
+	assert_true(events_cancel(log->q, items[10].id));
+	at_key(log, now, events_key_arrival(40, 0), 31); /* the tail's place */
+}
+
+/* A sorted slot's prev links are set again only when needed, while it is
+ * the fifo (events.c, fifo_fix_prev): an arrival walks back in it and one
+ * of its events is cancelled from inside its first event; two blocks
+ * later the same slot, the fifo again, holds events in their order. */
+static void test_sorted_fifo_walk_and_cancel(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t t = 64 * 100 + 7, later = t + 2 * ((ps_t)1 << 17);
+	int want[64], n = 0;
+
+	(void)state;
+	for (int port = 20; port >= 1; port--) {
+		at_key(&log, t, events_key_arrival((uint32_t)port, 0), port);
+	}
+	at(&log, t, 21);
+	items[1].hook = sorted_fifo_hook;
+	assert_true(events_run_one(log.q));
+	assert_int_equal(log.tag[0], 1);
+	at_key(&log, later, events_key_arrival(5, 0), 32);
+	at_key(&log, later, events_key_arrival(3, 0), 33);
+	assert_int_equal(events_run_until(log.q, t), 21);
+	at_key(&log, later, events_key_arrival(4, 0), 34);
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 3);
+	want[n++] = 1;
+	want[n++] = 30;
+	for (int port = 2; port <= 20; port++) {
+		if (port != 10) {
+			want[n++] = port;
+		}
+	}
+	want[n++] = 31;
+	want[n++] = 21;
+	want[n++] = 33;
+	want[n++] = 34;
+	want[n++] = 32;
+	expect_order(&log, want, n);
+	events_free(log.q);
+}
+
 /* A slot whose arrivals come in no order is sorted when taken, its
  * arrivals and engine events apart, then merged (events.c, slot_sort):
  * rule 16 holds whether they share a picosecond (the engine events follow
@@ -1191,6 +1239,7 @@ int main(void)
 	    cmocka_unit_test(test_fifo_runs_empty),
 	    cmocka_unit_test(test_one_slot_time_then_key),
 	    cmocka_unit_test(test_sorted_slot_engine_and_arrivals),
+	    cmocka_unit_test(test_sorted_fifo_walk_and_cancel),
 	    cmocka_unit_test(test_arrival_key_layout),
 	    cmocka_unit_test(test_arrival_key_next),
 	    cmocka_unit_test(test_far_future),

@@ -60,6 +60,7 @@ void nic_pcie_init(struct nic *nic, ps_t elide_before)
 							  : WRITE_END_MAX;
 	/* 128b/130b encoding; lane rate in GT/s; bytes per ps. */
 	pc->txbuf_size = a->pcie_tx_buffer;
+	pc->ps_per_byte = nic->port.out.ps_per_byte; /* the port's rate never changes */
 	pc->bytes_per_ps = a->pcie_lanes * a->pcie_lane_rate_gts * 1e9 * 128.0 / 130.0 / 8.0 / 1e12;
 	/* §12 rule 20: a read request is one TLP, ReadRequestSize bytes plus
 	 * one overhead, whatever its size.  It, and a full segment's
@@ -155,7 +156,7 @@ static void write_done(void *arg, ps_t now);
 static bool may_elide(const struct nic *nic, uint32_t bytes, ps_t end, ps_t now, bool behind)
 {
 	const struct nic_pcie *pc = &nic->pcie;
-	uint32_t ppb = nic->port.out.ps_per_byte;
+	uint32_t ppb = pc->ps_per_byte;
 
 	return end < pc->elide_before && !behind &&
 	       pc->txbuf_used + bytes + nic->a.mss + (end - now) / ppb <= pc->txbuf_size;
@@ -280,6 +281,9 @@ const char *nic_pcie_check(const struct nic *nic, char *why, size_t len)
 	if (in_buffer != pc->txbuf_used)
 		snprintf(why, len, "PCIe txbuf_used %llu, writes in the buffer %llu",
 			 (unsigned long long)pc->txbuf_used, (unsigned long long)in_buffer);
+	else if (pc->ps_per_byte != nic->port.out.ps_per_byte)
+		snprintf(why, len, "PCIe ps_per_byte %u, the port's %u", pc->ps_per_byte,
+			 nic->port.out.ps_per_byte);
 	else if (pc->nwaiting != pc->waiting.len)
 		snprintf(why, len, "PCIe nwaiting %llu, writes waiting %llu",
 			 (unsigned long long)pc->nwaiting, (unsigned long long)pc->waiting.len);

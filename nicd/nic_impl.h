@@ -284,8 +284,8 @@ uint32_t nic_qpn_alloc(struct nic *nic);
  * NULL (counted) when the packet pool is empty.  Inline: three frames a
  * data packet, and the call was a quarter of its 42 instructions (issue
  * 16, callgrind at 8 hosts). */
-static inline void nic_pkt_fill(struct nic *nic, struct pkt *p, uint32_t dst_ip, uint8_t opcode,
-				uint16_t sport)
+static inline void nic_pkt_fill_as(struct nic *nic, struct pkt *p, uint32_t dst_ip, uint8_t opcode,
+				   uint16_t sport, bool icrc)
 {
 	_Static_assert(offsetof(struct pkt, src_mac) == 6 && offsetof(struct pkt, src_ip) == 12 &&
 			   offsetof(struct nic, mac) == offsetof(struct nic, peer_mac) + 6 &&
@@ -297,11 +297,18 @@ static inline void nic_pkt_fill(struct nic *nic, struct pkt *p, uint32_t dst_ip,
 	p->sport = sport;
 	p->dport = WIRE_ROCE_PORT;
 	p->opcode = opcode;
-	p->icrc = nic->a.icrc;
+	p->icrc = icrc;
 }
 
-static inline struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode,
-				      uint16_t sport)
+static inline void nic_pkt_fill(struct nic *nic, struct pkt *p, uint32_t dst_ip, uint8_t opcode,
+				uint16_t sport)
+{
+	nic_pkt_fill_as(nic, p, dst_ip, opcode, sport, nic->a.icrc);
+}
+
+/* ... with the ICRC flag given (a data packet's, its QP's copy). */
+static inline struct pkt *nic_pkt_new_as(struct nic *nic, uint32_t dst_ip, uint8_t opcode,
+					 uint16_t sport, bool icrc)
 {
 	struct pkt *p = pkt_get(nic->pool);
 
@@ -309,8 +316,14 @@ static inline struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t 
 		nic->c.tx_drop_no_memory++;
 		return NULL;
 	}
-	nic_pkt_fill(nic, p, dst_ip, opcode, sport);
+	nic_pkt_fill_as(nic, p, dst_ip, opcode, sport, icrc);
 	return p;
+}
+
+static inline struct pkt *nic_pkt_new(struct nic *nic, uint32_t dst_ip, uint8_t opcode,
+				      uint16_t sport)
+{
+	return nic_pkt_new_as(nic, dst_ip, opcode, sport, nic->a.icrc);
 }
 
 /* The same frame in p, a packet this NIC holds (a received frame it is

@@ -29,14 +29,16 @@ uint32_t nic_seg_wire(const struct nic *nic, uint32_t len)
 	return nic_seg_nominal(nic, len) + WIRE_FRAMING;
 }
 
+/* From the QP's copy of the MSS (sendq.h), on the line its npkts is on. */
 uint32_t nic_seg_len(const struct nic *nic, const struct nic_qp_send *sq, uint64_t idx)
 {
 	uint64_t left;
 
+	(void)nic;
 	if (idx + 1 < sq->npkts) /* all but the last are full */
-		return nic->a.mss;
-	left = sq->bytes - idx * nic->a.mss;
-	return (uint32_t)(left < nic->a.mss ? left : nic->a.mss);
+		return sq->mss;
+	left = sq->bytes - idx * sq->mss;
+	return (uint32_t)(left < sq->mss ? left : sq->mss);
 }
 
 /* ---- the doorbell -------------------------------------------------------- */
@@ -56,8 +58,8 @@ static bool send_alloc(struct nic *nic, struct nic_qp_send *sq)
 	while (sq->chunk_shift < 63 && (1ULL << sq->chunk_shift) < n &&
 	       (1ULL << sq->chunk_shift) < NIC_SEG_CHUNK)
 		sq->chunk_shift++;
-	sq->chunk_mask = (1u << sq->chunk_shift) - 1;
-	sq->tx_start_cap = n < 2 * NIC_SEG_CHUNK ? n : 2 * NIC_SEG_CHUNK;
+	sq->chunk_mask = (uint8_t)((1u << sq->chunk_shift) - 1); /* below NIC_SEG_CHUNK */
+	sq->tx_start_cap = (uint32_t)(n < 2 * NIC_SEG_CHUNK ? n : 2 * NIC_SEG_CHUNK);
 	sq->tx_start.narrow = calloc(sq->tx_start_cap, sizeof(uint32_t));
 	return sq->tx_start.narrow != NULL;
 }
@@ -91,6 +93,10 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	sq->msg_id = msg_id;
 	sq->bytes = bytes;
 	sq->npkts = bytes ? (bytes + nic->a.mss - 1) / nic->a.mss : 1;
+	sq->mss = nic->a.mss;
+	sq->data_dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
+	sq->icrc = nic->a.icrc;
+	sq->wire_ts = nic->a.rtt_mode == RTT_WIRE_TIMESTAMP;
 	sq->posted = now;
 	sq->dest = nic_dest_get(nic, dst_ip);
 	sq->group = nic_group_get(nic, dst_ip);
@@ -155,8 +161,8 @@ static bool window_nearly_full(const struct nic *nic, const struct nic_group *g)
 static inline __attribute__((always_inline)) struct pkt *
 build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint64_t idx, ps_t now)
 {
-	struct pkt *p = nic_pkt_new(nic, sq->peer_ip, data_opcode(sq, idx),
-				    nic_spray_next(nic, sq->dest, sq->qpn));
+	struct pkt *p = nic_pkt_new_as(nic, sq->peer_ip, data_opcode(sq, idx),
+				       nic_spray_next(nic, sq->dest, sq->qpn), sq->icrc);
 
 	if (!p)
 		return NULL;
@@ -169,11 +175,11 @@ build_data(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, uint64_t 
 		p->flags |= WIRE_BTH_A;
 	p->psn = (uint32_t)(idx & WIRE_PSN_MASK);
 	p->msn = (uint16_t)sq->msg_id;
-	if (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP) {
+	if (sq->wire_ts) {
 		p->flags |= WIRE_BTH_TS;
 		p->tseth_time = (uint16_t)(now / (128 * PS_PER_NS));
 	}
-	p->msg_offset = idx * nic->a.mss;
+	p->msg_offset = idx * sq->mss;
 	p->va = wire_va((uint32_t)sq->msg_id, p->msg_offset);
 	p->dma_len = (uint32_t)sq->bytes;
 	p->payload_len = nic_seg_len(nic, sq, idx);
@@ -215,7 +221,7 @@ void nic_handoff(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, ps_
 	}
 	if (window_nearly_full(nic, sq->group))
 		p->flags |= WIRE_BTH_A;
-	p->dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
+	p->dscp = sq->data_dscp;
 	nic_pkt_transmission(p, s->tx_count = 1, RTX_NONE);
 	s->state = SEG_EGRESS;
 	if (idx + 1 > sq->next_sent)

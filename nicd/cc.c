@@ -106,6 +106,7 @@ void nic_cc_init(struct nic *nic, struct nic_group *g)
 
 	g->cc.cwnd = nic->a.cc == CC_NONE ? nic->a.max_cwnd : nic->a.initial_cwnd;
 	g->cc.base_rtt = nic->a.config_base_rtt;
+	g->cc.nscc = nic->a.cc == CC_NSCC;
 	g->cc.avg_delay = 0;
 	g->cc.inc_bytes = 0;
 	g->cc.adjust_bytes = 0;
@@ -267,7 +268,7 @@ void nic_cc_on_sack(struct nic *nic, struct nic_group *g, uint64_t acked, ps_t r
 	const struct nic_cc_params *p = &nic->ccp;
 	double delay;
 
-	if (nic->a.cc != CC_NSCC)
+	if (!g->cc.nscc)
 		return;
 	delay = take_sample(g, rtt);
 	if (quick_adapt(nic, g, false, now)) {

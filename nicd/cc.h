@@ -39,6 +39,9 @@ struct nic_cc {
 	bool decreased;		 /* last_decrease is set */
 	bool qa_started;	 /* quick-adapt periods run (first feedback) */
 	bool qa_trigger;	 /* a trim NACK came in this period */
+	/* CongestionControl is NSCC, copied at the group's start: a SACK
+	 * asks it on the line it reads next, not the attributes' first. */
+	bool nscc;
 };
 
 /* §5's parameters from the attributes, computed once per NIC

@@ -16,6 +16,7 @@ struct nic *nic_new(const struct nic_params *prm)
 	snprintf(nic->name, sizeof(nic->name), "%s", prm->name);
 	nic->a = *prm->attrs;
 	nic->ip = nic->a.ip;
+	nic->monitor_on = nic->a.monitor;
 	memcpy(nic->mac, prm->mac, 6);
 	memcpy(nic->peer_mac, prm->peer_mac, 6);
 	nic->ev = prm->events;

@@ -114,7 +114,8 @@ bool nic_pcie_fetch(struct nic *nic, struct nic_qp_send *sq, struct nic_seg *s, 
 	if (!fetch_push(&pc->fetches, sq, s))
 		return false;
 	pc->n2h_free = req_end;
-	pc->h2n_free = cpl_start + nic_pcie_time(nic, len);
+	/* nic_pcie_time's, asking the QP's copy of the MSS (sendq.h) */
+	pc->h2n_free = cpl_start + (len == sq->mss ? pc->mss_ps : tlp_count_time(nic, len));
 	events_schedule(nic->ev, pc->h2n_free, fetch_done, nic);
 	return true;
 }

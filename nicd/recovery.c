@@ -214,7 +214,7 @@ static inline ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t i
 	const ps_t unit = 128 * PS_PER_NS;
 	ps_t svc = service * unit, rtt;
 
-	if (nic->a.rtt_mode == RTT_WIRE_TIMESTAMP) {
+	if (sq->wire_ts) {
 		if (!has_echo)
 			return 0;
 		rtt = (ps_t)(((uint16_t)(now / unit) - echo) & 0xFFFF) * unit;
@@ -243,7 +243,7 @@ static inline ps_t rtt_sample(struct nic *nic, struct nic_qp_send *sq, int64_t i
  * cumulative PSN reaches the highest PSN sent when recovery began. */
 static void sack_gaps(struct nic *nic, struct nic_qp_send *sq, uint64_t highest, ps_t now)
 {
-	uint64_t k = nic->a.sack_loss_min_retx;
+	uint64_t k = sq->sack_loss_min_retx;
 	bool found = false;
 
 	if (sq->recovery || highest < sq->snd_una + k + 1)
@@ -314,8 +314,7 @@ inline __attribute__((always_inline)) void nic_rx_sack(struct nic *nic, struct p
 		return;
 	}
 	learn_remote(nic, sq, s->responder_qpn);
-	rtt = rtt_sample(nic, sq, drawn, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, cc->ts_echo,
-			 cc->service_time, now);
+	rtt = rtt_sample(nic, sq, drawn, sq->wire_ts, cc->ts_echo, cc->service_time, now);
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	moved = apply_cumulative(nic, sq, s->cack_psn);
 	base = cack + s->sack_offset;
@@ -400,7 +399,7 @@ void nic_rx_nack(struct nic *nic, struct pkt *p, ps_t now)
 		return;
 	}
 	learn_remote(nic, sq, n->responder_qpn);
-	rtt = rtt_sample(nic, sq, idx, nic->a.rtt_mode == RTT_WIRE_TIMESTAMP, n->ts_echo, 0, now);
+	rtt = rtt_sample(nic, sq, idx, sq->wire_ts, n->ts_echo, 0, now);
 	nic_monitor(nic, now, false, p, sq->qpn, sq->remote_qpn, rtt);
 	if (!idx_sent(sq, idx))
 		return;

@@ -97,6 +97,8 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
 	sq->data_dscp = nic->a.trimming ? nic->a.dscp_trimmable : nic->a.dscp_no_trim;
 	sq->icrc = nic->a.icrc;
 	sq->wire_ts = nic->a.rtt_mode == RTT_WIRE_TIMESTAMP;
+	sq->max_psn_range = nic->a.max_psn_range;
+	sq->sack_loss_min_retx = nic->a.sack_loss_min_retx;
 	sq->posted = now;
 	sq->dest = nic_dest_get(nic, dst_ip);
 	sq->group = nic_group_get(nic, dst_ip);
@@ -127,7 +129,8 @@ bool nic_post_message(struct nic *nic, uint32_t dst_ip, uint64_t bytes, uint64_t
  * PSN, fetches in progress included. */
 static bool psn_window_open(const struct nic *nic, const struct nic_qp_send *sq)
 {
-	return sq->next_fetch < sq->snd_una + nic->a.max_psn_range;
+	(void)nic;
+	return sq->next_fetch < sq->snd_una + sq->max_psn_range;
 }
 
 bool nic_send_ready(const struct nic *nic, const struct nic_qp_send *sq)

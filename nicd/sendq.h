@@ -158,11 +158,15 @@ struct nic_qp_send {
 	struct nic_sched_qp turn; /* sched.c's: its place in the group's turns */
 	uint64_t cack_acked;	  /* cumulative ACK (opcode 0xD1) + 1, as an index */
 	uint64_t recovery_end;
-	uint64_t retransmissions;
+	/* MaxPSNRange and SACKLossMinRetxPkts, copied at the doorbell: a
+	 * SACK's fetch and its gaps read them here, with the turn, not on
+	 * the attributes' first line (struct nic, monitor_on). */
+	uint32_t max_psn_range, sack_loss_min_retx;
 	events_id rerequest;
 
 	struct ring64 rtx; /* indices queued for retransmission, oldest
 			    * first; may hold retired ones */
+	uint64_t retransmissions;
 };
 _Static_assert(offsetof(struct nic_qp_send, chunks) == 64 &&
 		   offsetof(struct nic_qp_send, remote_qpn) == 128 &&

@@ -594,9 +594,15 @@ ps_t sw_tx_floor(const struct sw *sw, int port, ps_t from)
  * frames are waiting: an idle fabric costs one event per hop.  A port set
  * down after a frame's serialization began does not recall it.  Inline
  * in both callers (port_start, port_start_at_once), which run on every
- * hop: left out of line by GCC, its call cost more than the ring saves. */
-static inline __attribute__((always_inline)) void
-port_send(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now, bool arriving)
+ * hop: left out of line by GCC, its call cost more than the ring saves.
+ * `queued`: the port's nonempty, read by the caller (none, a constant,
+ * for port_start_at_once) and the same after the host's transmit, which
+ * does not call the switch back (sw_host): nothing read again after the
+ * call, which ends a frame started at once (callgrind, 8 hosts: 5,625 ->
+ * 5,603 instructions a data packet). */
+static inline __attribute__((always_inline)) void port_send(struct sw_port *port, int tc,
+							    struct pkt *p, uint32_t len, ps_t now,
+							    bool arriving, uint8_t queued)
 {
 	struct sw *sw = port->sw;
 	enum sw_drop why = SW_DROP_COUNT;
@@ -621,7 +627,7 @@ port_send(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now, b
 	}
 	/* `arriving`: a frame for the port is being forwarded and mostly
 	 * queues behind this one (port_catch_up_arriving) */
-	bool pull = (port->nonempty || arriving) && able;
+	bool pull = (queued || arriving) && able;
 	port->pull =
 	    (uint8_t)((port->pull & ~(SW_PULL_SENT | SW_PULL_MARKED)) | (pull	? SW_PULL_MARKED
 									 : able ? SW_PULL_SENT
@@ -631,7 +637,7 @@ port_send(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps_t now, b
 	} else {
 		drop(sw, port, tc, p, why);
 	}
-	if (port->nonempty) {
+	if (queued) {
 		port->wake_pending = true;
 		/* catching up (port_catch_up), a frame that ended already
 		 * starts in its loop; a daemon's (no pulls) is never late */
@@ -656,7 +662,7 @@ static inline __attribute__((always_inline)) void port_start_inline(struct sw_po
 	if (tc < 0)
 		return;
 	p = pop(port, tc, &len);
-	port_send(port, tc, p, len, now, arriving);
+	port_send(port, tc, p, len, now, arriving, port->nonempty);
 }
 
 static __attribute__((noinline)) void port_start(struct sw_port *port, ps_t now)
@@ -677,7 +683,7 @@ port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps
 	if (tc < 2) /* drr_pick, one class waiting */
 		port->deficit[tc ^ 1] = 0;
 	count_dequeued(port, tc, len);
-	port_send(port, tc, p, len, now, false);
+	port_send(port, tc, p, len, now, false, 0);
 	return true;
 }
 

@@ -36,7 +36,9 @@ struct sw_host {
 	 * the host calls sw_pull at its arrival (sw_params.pull_before; false
 	 * without pull_before).  A flag of the call, not of the packet: a
 	 * queued frame's packet is out of the cache when it leaves, and its
-	 * mark cost a write miss a hop at 1,024 hosts (issue 16). */
+	 * mark cost a write miss a hop at 1,024 hosts (issue 16).  It does
+	 * not call the switch back: the engine reads its ports' state once
+	 * across the call (port_send). */
 	void (*transmit)(void *ctx, int port, struct pkt *p, ps_t arrival, bool pull);
 	/* The last frame port `port` handed over, still on its link, is
 	 * marked `pull` after all: a frame was queued behind it (with

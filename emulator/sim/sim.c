@@ -305,11 +305,15 @@ static __attribute__((noinline)) void transmit_slow(struct sim_wire *w, struct p
 /* An engine's frame leaves port `port` of its node (docs/architecture.md, The
  * engine contract); it reaches the far end at `arrival`, one link delay
  * after its serialization ends.  Mostly it joins a busy wire's ring, whose
- * first frame has the arrival event. */
-static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival, uintptr_t pull)
+ * first frame has the arrival event.  `captured`: the run writes pcaps
+ * (sim.capture), a constant of each engine's transmit, so that a run
+ * without asks no wire about its pcap (callgrind, 8 hosts: 5,603 -> 5,582
+ * instructions a data packet). */
+static inline __attribute__((always_inline)) void
+wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival, uintptr_t pull, bool captured)
 {
 	/* empty or full, one unsigned compare: len - 1 wraps when empty */
-	if (w->len - 1 >= w->mask || w->pcaps & SIM_TX_PCAP) {
+	if (w->len - 1 >= w->mask || (captured && w->pcaps & SIM_TX_PCAP)) {
 		transmit_slow(w, p, arrival, pull);
 		return;
 	}
@@ -318,12 +322,23 @@ static inline void wire_transmit(struct sim_wire *w, struct pkt *p, ps_t arrival
 
 /* A switch's context is its node's ports: its frames go out without a
  * look at the node. */
-static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival, bool pull)
+static inline __attribute__((always_inline)) void
+sw_transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival, bool pull, bool captured)
 {
 	struct sim_wire *w = &((struct sim_port *)ctx)[port_index].out;
 
 	w->last_marked = pull;
-	wire_transmit(w, p, arrival, (uintptr_t)pull);
+	wire_transmit(w, p, arrival, (uintptr_t)pull, captured);
+}
+
+static void transmit(void *ctx, int port_index, struct pkt *p, ps_t arrival, bool pull)
+{
+	sw_transmit(ctx, port_index, p, arrival, pull, false);
+}
+
+static void transmit_captured(void *ctx, int port_index, struct pkt *p, ps_t arrival, bool pull)
+{
+	sw_transmit(ctx, port_index, p, arrival, pull, true);
 }
 
 /* A switch port's frame on the wire gets its pull mark after it left
@@ -342,7 +357,12 @@ static void pull_last(void *ctx, int port_index)
  * look at its node (a cache line cold at 1,024 hosts, issue 16). */
 static void nic_transmit(void *ctx, struct pkt *p, ps_t arrival)
 {
-	wire_transmit(&((struct sim_port *)ctx)->out, p, arrival, 0);
+	wire_transmit(&((struct sim_port *)ctx)->out, p, arrival, 0, false);
+}
+
+static void nic_transmit_captured(void *ctx, struct pkt *p, ps_t arrival)
+{
+	wire_transmit(&((struct sim_port *)ctx)->out, p, arrival, 0, true);
 }
 
 /* ---- the workload ------------------------------------------------------- */
@@ -397,20 +417,21 @@ static bool open_capture(struct sim *s, struct sim_port *port, const char *outdi
 static bool build_switch(struct sim *s, struct sim_node *n, FILE *report)
 {
 	const struct topo_node *tn = &s->t->nodes[n->index];
-	struct sw_params prm = {
-	    .name = tn->name,
-	    .topo = s->t,
-	    .node = n->index,
-	    .links = n->links,
-	    .events = s->q,
-	    .pool = &s->pool,
-	    .host = {.ctx = n->ports, .transmit = transmit, .pull_last = pull_last},
-	    .stats = s->switch_stats,
-	    .host_macs = true,
-	    /* frames the pcaps show as they end: those ends
-	     * keep their events */
-	    .pull_before = s->capture ? 0 : s->elide_before,
-	    .pull_ser_below = s->sample_ivl ? s->sample_ivl : PS_NEVER};
+	struct sw_params prm = {.name = tn->name,
+				.topo = s->t,
+				.node = n->index,
+				.links = n->links,
+				.events = s->q,
+				.pool = &s->pool,
+				.host = {.ctx = n->ports,
+					 .transmit = s->capture ? transmit_captured : transmit,
+					 .pull_last = pull_last},
+				.stats = s->switch_stats,
+				.host_macs = true,
+				/* frames the pcaps show as they end: those ends
+				 * keep their events */
+				.pull_before = s->capture ? 0 : s->elide_before,
+				.pull_ser_below = s->sample_ivl ? s->sample_ivl : PS_NEVER};
 	char err[512];
 
 	n->sw = sw_new(&prm, err, sizeof(err));
@@ -465,22 +486,23 @@ static bool build_node(struct sim *s, int i, const char *outdir, FILE *report)
 		return build_switch(s, n, report);
 	if (tn->kind != NODE_NIC)
 		return true;
-	struct nic_params prm = {.name = tn->name,
-				 .attrs = &tn->nic,
-				 .link = &n->links[0],
-				 .rate = topology_port_rate(s->t, i, 0),
-				 .mac = tn->mac,
-				 .peer_mac = s->t->nodes[tn->ports[0].peer].mac,
-				 .seed = s->t->emu.seed,
-				 .events = s->q,
-				 .timers = s->timers,
-				 .pool = &s->pool,
-				 .host = {.ctx = &n->ports[0],
-					  .transmit = nic_transmit,
-					  .completion = completion,
-					  .failed = failed},
-				 .records = s->rec,
-				 .elide_before = s->elide_before};
+	struct nic_params prm = {
+	    .name = tn->name,
+	    .attrs = &tn->nic,
+	    .link = &n->links[0],
+	    .rate = topology_port_rate(s->t, i, 0),
+	    .mac = tn->mac,
+	    .peer_mac = s->t->nodes[tn->ports[0].peer].mac,
+	    .seed = s->t->emu.seed,
+	    .events = s->q,
+	    .timers = s->timers,
+	    .pool = &s->pool,
+	    .host = {.ctx = &n->ports[0],
+		     .transmit = s->capture ? nic_transmit_captured : nic_transmit,
+		     .completion = completion,
+		     .failed = failed},
+	    .records = s->rec,
+	    .elide_before = s->elide_before};
 	n->nic = nic_new(&prm);
 	return n->nic != NULL;
 }

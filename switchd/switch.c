@@ -473,26 +473,30 @@ port_start_at_once(struct sw_port *port, int tc, struct pkt *p, uint32_t len, ps
  * trimmed when trimming is active and its codepoint is trimmable; the cut
  * packet is re-marked trimmed, or trimmed-last-hop on the hop to a NIC, and
  * offered to TC1.  Otherwise, or when TC1 is full too, it is dropped.
- * Returns TC1 with the cut length in *len, or -1 once dropped.  Out of
+ * Returns the cut length, TC1's, or 0 once dropped (a cut frame keeps
+ * its headers): by a pointer, the length lived on the stack every hop
+ * (callgrind, 8 hosts: 5,582 -> 5,574 instructions a data packet).  Out of
  * line: a hop that fits pays nothing for it (issue 16). */
-static __attribute__((noinline)) int admit_over(struct sw *sw, struct sw_port *port, int tc,
-						struct pkt *p, uint32_t *len)
+static __attribute__((noinline)) uint32_t admit_over(struct sw *sw, struct sw_port *port, int tc,
+						     struct pkt *p)
 {
+	uint32_t len;
+
 	if (!sw->trim_active || !trimmable(sw, p)) {
 		drop(sw, port, tc, p, SW_DROP_QUEUE_FULL);
-		return -1;
+		return 0;
 	}
 	port->cls[tc].c.trimmed++;
 	wire_trim(p);
 	p->dscp = port->faces_nic ? sw->a.dscp_trimmed_last_hop : sw->a.dscp_trimmed;
-	*len = wire_len(p);
-	p->sent_len = (uint16_t)*len; /* as it leaves: the queue serves it unread */
-	tc = TC_TRIMMED;
-	if ((uint64_t)port->cls[tc].q.bytes + *len > port->limit) {
-		drop(sw, port, tc, p, SW_DROP_TRIM_QUEUE_FULL);
-		return -1;
+	len = wire_len(p);
+	INVARIANT(len > 0);
+	p->sent_len = (uint16_t)len; /* as it leaves: the queue serves it unread */
+	if ((uint64_t)port->cls[TC_TRIMMED].q.bytes + len > port->limit) {
+		drop(sw, port, TC_TRIMMED, p, SW_DROP_TRIM_QUEUE_FULL);
+		return 0;
 	}
-	return tc;
+	return len;
 }
 
 static inline __attribute__((always_inline)) void admit(struct sw *sw, struct sw_port *port,
@@ -504,7 +508,9 @@ static inline __attribute__((always_inline)) void admit(struct sw *sw, struct sw
 	if (within_limit(port, cls, (uint64_t)port->cls[tc].q.bytes + len)) {
 		if (tc == 0)
 			ecn_mark(sw, port, p);
-	} else if ((tc = admit_over(sw, port, tc, p, &len)) < 0) {
+	} else if ((len = admit_over(sw, port, tc, p))) {
+		tc = TC_TRIMMED;
+	} else {
 		return;
 	}
 	if (port_start_at_once(port, tc, p, len, now))

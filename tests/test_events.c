@@ -165,8 +165,13 @@ static void test_hint_changes_nothing(void **state)
 	at(&log, t, 0);
 	for (int tag = 1; tag <= 6; tag++) {
 		uint64_t key = tag % 2 ? events_key_arrival(7 - tag, 1) : EVENTS_KEY_ENGINE;
-		items[tag].id = events_schedule_hint(log.q, t + (tag == 6), key, record,
-						     item(&log, tag), nowhere[tag % 3]);
+		/* one hint, or two (a frame's arrival's: its packet and the
+		 * wire's next ring entry) */
+		items[tag].id = tag < 4 ? events_schedule_hint(log.q, t + (tag == 6), key, record,
+							       item(&log, tag), nowhere[tag % 3])
+					: events_schedule_hints(log.q, t + (tag == 6), key, record,
+								item(&log, tag), nowhere[tag % 3],
+								nowhere[(tag + 1) % 3]);
 	}
 	at(&log, t, 7);
 	assert_true(events_cancel(log.q, items[4].id));
@@ -715,6 +720,44 @@ static void test_cancel_within_granule(void **state)
 	events_free(log.q);
 }
 
+/* A run stopped inside a slot leaves cur at the slot's start, past now:
+ * an event scheduled before it waits in `ready`, and is told from the
+ * wheel's by its time alone (events.c, in_ready).  It is never said to be
+ * the last of its time, and it cancels out of `ready`; the wheel's last
+ * event is, until one is scheduled behind it, and cancels out of its
+ * list. */
+static void test_ready_told_from_wheel(void **state)
+{
+	struct run_log log = {.q = events_new()};
+	const ps_t slot = 100 * 64;
+
+	(void)state;
+	at(&log, 1000, 0);
+	events_id b = at(&log, slot + 30, 1);
+	assert_int_equal(events_run_until(log.q, slot + 10), 1);
+	assert_int_equal(events_now(log.q), 1000);
+	events_id c = at(&log, 2000, 2); /* before cur: `ready` */
+	events_id d = at(&log, 3000, 3);
+	assert_false(events_is_last(log.q, c));
+	assert_false(events_is_last(log.q, d));
+	assert_true(events_is_last(log.q, b));
+	events_id e = at(&log, slot + 30, 4);
+	assert_false(events_is_last(log.q, b));
+	assert_true(events_is_last(log.q, e));
+	assert_true(events_cancel(log.q, c));
+	assert_false(events_cancel(log.q, c));
+	assert_int_equal(events_next(log.q), 3000);
+	assert_true(events_cancel(log.q, b));
+	assert_true(events_is_last(log.q, e));
+	assert_int_equal(events_pending(log.q), 2);
+	assert_int_equal(events_run_until(log.q, PS_NEVER), 2);
+	const int want[] = {0, 3, 4};
+	expect_order(&log, want, 3);
+	assert_int_equal(events_now(log.q), slot + 30);
+	assert_int_equal(events_pending(log.q), 0);
+	events_free(log.q);
+}
+
 /* Many thousand pending events (the node array grows several times): every
  * id stays valid and distinct, every other one cancels, the rest run in
  * time order. */
@@ -1245,6 +1288,7 @@ int main(void)
 	    cmocka_unit_test(test_far_future),
 	    cmocka_unit_test(test_cancel),
 	    cmocka_unit_test(test_cancel_within_granule),
+	    cmocka_unit_test(test_ready_told_from_wheel),
 	    cmocka_unit_test(test_many_pending),
 	    cmocka_unit_test(test_next_after_cancel),
 	    cmocka_unit_test(test_schedule_from_inside),

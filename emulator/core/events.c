@@ -291,27 +291,35 @@ static inline void set_cur_in_block(struct events *q, ps_t cur)
 	set_cur_slot(q, cur, l0_slot(cur));
 }
 
+#define UP_USED_BYTES (UP_SLOTS / 64 * sizeof(uint64_t))
+#define UP_SLOT_BYTES (UP_SLOTS * sizeof(struct list))
+
+/* Zeroed pages from the kernel, touched only as they are used: a level's
+ * 65,536 slot lists (512 KiB) are mostly never used.  Not calloc, which
+ * clears what it carves from the heap's top unless the top grew for it,
+ * and the top is large after heap_reserve_huge (core/heap.h). */
+static void *map_zeroed(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		out_of_memory();
+	}
+	return p;
+}
+
 struct events *events_new(void)
 {
-	/* calloc: the wheel's slot lists are mostly never touched, so their
-	 * pages need not be either. */
 	struct events *q = calloc(1, sizeof *q);
 
 	if (!q) {
 		out_of_memory();
 	}
 	for (unsigned l = 0; l < LEVELS - 1; l++) {
-		q->up[l].used = calloc(UP_SLOTS / 64, sizeof(uint64_t));
-		q->up[l].slot = calloc(UP_SLOTS, sizeof(struct list));
-		if (!q->up[l].used || !q->up[l].slot) {
-			out_of_memory();
-		}
+		q->up[l].used = map_zeroed(UP_USED_BYTES);
+		q->up[l].slot = map_zeroed(UP_SLOT_BYTES);
 	}
-	q->nodes = mmap(NULL, NODES_MIN * sizeof *q->nodes, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (q->nodes == MAP_FAILED) {
-		out_of_memory();
-	}
+	q->nodes = map_zeroed(NODES_MIN * sizeof *q->nodes);
 	q->nodes_cap = NODES_MIN;
 	q->n_nodes = 1;
 	q->prev_stale_slot = NO_SLOT;
@@ -325,8 +333,8 @@ void events_free(struct events *q)
 		return;
 	}
 	for (unsigned l = 0; l < LEVELS - 1; l++) {
-		free(q->up[l].used);
-		free(q->up[l].slot);
+		munmap(q->up[l].used, UP_USED_BYTES);
+		munmap(q->up[l].slot, UP_SLOT_BYTES);
 	}
 	munmap(q->nodes, (size_t)q->nodes_cap * sizeof *q->nodes);
 	free(q->ready);

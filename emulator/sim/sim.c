@@ -32,14 +32,16 @@
 
 struct sim;
 
-/* The heap's first 48 MiB on huge pages (core/heap.h): the topology, the
- * engines and their first queue pairs.  At htsim's 1,024-host anchor with
- * 256 KiB messages the run's CPU fell to 0.80 of before (median of 15
- * alternating runs); at 8 hosts it is unchanged (21 runs: 0.996).  Not
- * the whole heap: the state past it is sparse, and with all of it on huge
- * pages the anchor's peak (4 MiB messages) rose from 91 to 98 MiB, over
- * the 100 MB it is held to (issue 16); with 48 MiB it is 93 MiB. */
-#define SIM_HEAP_HUGE ((size_t)48 << 20)
+/* The heap's first 80 MiB on huge pages (core/heap.h): the topology, the
+ * engines and their queue pairs.  At htsim's 1,024-host anchor the run's
+ * CPU fell to 0.80 of before with 256 KiB messages (median of 15
+ * alternating runs) and to 0.94 with 4 MiB (11 runs; least CPU 0.89),
+ * whose heap goes past the reserve; at 8 hosts it is unchanged (0.996).
+ * Not more: the state on huge pages is partly sparse, and the anchor's
+ * peak (4 MiB messages, 91.2 MiB on small pages) was 92.8 MiB with 48 MiB
+ * reserved, 93.6 with 80 and 95.5 with 128, over the 100 MB it is held to
+ * (issue 16). */
+#define SIM_HEAP_HUGE ((size_t)80 << 20)
 
 /* A frame on a wire, and when it reaches the far end.  `p` is the packet's
  * address with SIM_PULL in its low bit when the sending switch port waits
